@@ -1,0 +1,1 @@
+"""Scenes: one module per robot or asset, with its solver options, actuation and initial state."""

@@ -1,0 +1,52 @@
+"""steel-envs: vectorized Gymnasium environments on NVIDIA Newton's SolverSteel, zero-copy to torch.
+
+``import steel_envs`` registers the IDs (``steel_envs.ENV_IDS``) with Gymnasium::
+
+    import gymnasium as gym
+    import steel_envs
+
+    envs = gym.make_vec("steel_envs/AntRun-v0", num_envs=64, vectorization_mode="vector_entry_point")
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+
+from .single_env import SteelSingleEnv
+from .solver_options import SteelSolverOptions
+from .tasks import ENV_IDS, register_envs
+from .vector_env import InitialStateSpec, SteelVectorEnv, TaskConfig
+
+__all__ = [
+    "ENV_IDS",
+    "InitialStateSpec",
+    "SteelSingleEnv",
+    "SteelSolverOptions",
+    "SteelVectorEnv",
+    "TaskConfig",
+    "make",
+    "make_vec",
+]
+
+register_envs()
+
+
+def make_vec(env_id: str, num_envs: int = 1, **kwargs: Any) -> SteelVectorEnv:
+    """Create the vector env of ``env_id``: the same object as ``gym.make_vec(..., "vector_entry_point")``.
+
+    Args:
+        env_id: A registered ID, e.g. ``"steel_envs/AntRun-v0"``.
+        num_envs: Number of worlds.
+        **kwargs: Keyword arguments of :class:`SteelVectorEnv` and the task's config fields.
+
+    Raises:
+        gymnasium.error.Error: If ``env_id`` is not registered.
+    """
+    return gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs).unwrapped
+
+
+def make(env_id: str, **kwargs: Any) -> gym.Env:
+    """Create the single-world ``gymnasium.Env`` of ``env_id`` (numpy in and out), as ``gym.make`` does."""
+    return gym.make(env_id, **kwargs)

@@ -1,0 +1,296 @@
+"""Warp kernels of the vector-env core: actions, dones, rewards, episode statistics and resets.
+
+Every kernel runs over worlds on the simulation device and reads or writes only the entries of its own
+world, so one world's values never reach another's. Per-world layouts follow ``newton.Model``:
+``joint_coord_world_start`` / ``joint_dof_world_start`` give the slice of world ``w`` in ``joint_q`` /
+``joint_qd``.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+NOISE_UNIFORM = wp.constant(0)
+"""Noise kind: ``U(-scale, scale)``."""
+NOISE_GAUSSIAN = wp.constant(1)
+"""Noise kind: ``scale * N(0, 1)``."""
+
+
+@wp.kernel(enable_backward=False)
+def clip_actions(
+    actions_in: wp.array2d[wp.float32],
+    low: wp.float32,
+    high: wp.float32,
+    actions_out: wp.array2d[wp.float32],
+):
+    """Clip the actions to ``[low, high]`` into the env's own buffer (shape (num_envs, act_dim))."""
+    w, j = wp.tid()
+    actions_out[w, j] = wp.clamp(actions_in[w, j], low, high)
+
+
+@wp.kernel(enable_backward=False)
+def seed_rng(seed: wp.int32, rng_state: wp.array[wp.uint32]):
+    """Start the per-world random stream of world ``w`` at ``rand_init(seed, w)``."""
+    w = wp.tid()
+    rng_state[w] = wp.rand_init(seed, w)
+
+
+@wp.kernel(enable_backward=False)
+def world_mask_to_articulation_mask(
+    world_mask: wp.array[wp.bool],
+    articulation_world: wp.array[wp.int32],
+    world_count: wp.int32,
+    articulation_mask: wp.array[wp.bool],
+):
+    """Select the articulations of the selected worlds; global articulations follow the final entry."""
+    a = wp.tid()
+    world = articulation_world[a]
+    if world < 0:
+        world = world_count
+    articulation_mask[a] = world_mask[world]
+
+
+@wp.kernel(enable_backward=False)
+def reset_joint_state(
+    world_mask: wp.array[wp.bool],
+    coord_world_start: wp.array[wp.int32],
+    dof_world_start: wp.array[wp.int32],
+    default_q: wp.array[wp.float32],
+    default_qd: wp.array[wp.float32],
+    q_noise: wp.array[wp.float32],
+    qd_noise: wp.array[wp.float32],
+    q_noise_kind: wp.int32,
+    qd_noise_kind: wp.int32,
+    quat_coord: wp.int32,
+    rng_state: wp.array[wp.uint32],
+    joint_q: wp.array[wp.float32],
+    joint_qd: wp.array[wp.float32],
+):
+    """Write the initial joint state of each selected world: default plus per-coordinate noise.
+
+    ``default_q`` / ``q_noise`` have one entry per coordinate of one world, ``default_qd`` / ``qd_noise``
+    one per DOF. ``quat_coord >= 0`` is the world-local index of a free joint's quaternion (x, y, z, w),
+    renormalized after the noise. Draws advance the world's random stream, so a world's initial states
+    depend only on the seed and on how many times that world was reset.
+    """
+    w = wp.tid()
+    if not world_mask[w]:
+        return
+    rng = rng_state[w]
+    q0 = coord_world_start[w]
+    coord_count = coord_world_start[w + 1] - q0
+    for i in range(coord_count):
+        n = 0.0
+        n = wp.randn(rng) if q_noise_kind == NOISE_GAUSSIAN else 2.0 * wp.randf(rng) - 1.0
+        joint_q[q0 + i] = default_q[i] + q_noise[i] * n
+    d0 = dof_world_start[w]
+    dof_count = dof_world_start[w + 1] - d0
+    for i in range(dof_count):
+        n = 0.0
+        n = wp.randn(rng) if qd_noise_kind == NOISE_GAUSSIAN else 2.0 * wp.randf(rng) - 1.0
+        joint_qd[d0 + i] = default_qd[i] + qd_noise[i] * n
+    if quat_coord >= 0:
+        k = q0 + quat_coord
+        q = wp.normalize(wp.quat(joint_q[k], joint_q[k + 1], joint_q[k + 2], joint_q[k + 3]))
+        joint_q[k] = q[0]
+        joint_q[k + 1] = q[1]
+        joint_q[k + 2] = q[2]
+        joint_q[k + 3] = q[3]
+    rng_state[w] = rng
+
+
+@wp.kernel(enable_backward=False)
+def find_nonfinite_worlds(
+    coord_world_start: wp.array[wp.int32],
+    dof_world_start: wp.array[wp.int32],
+    joint_q: wp.array[wp.float32],
+    joint_qd: wp.array[wp.float32],
+    nonfinite: wp.array[wp.bool],
+):
+    """Flag each world whose joint coordinates or velocities hold a NaN or an infinity."""
+    w = wp.tid()
+    bad = False
+    for i in range(coord_world_start[w], coord_world_start[w + 1]):
+        if not wp.isfinite(joint_q[i]):
+            bad = True
+    for i in range(dof_world_start[w], dof_world_start[w + 1]):
+        if not wp.isfinite(joint_qd[i]):
+            bad = True
+    nonfinite[w] = bad
+
+
+@wp.kernel(enable_backward=False)
+def finalize_dones(
+    constraint_overflow: wp.array[wp.bool],
+    nonfinite: wp.array[wp.bool],
+    skip: wp.array[wp.bool],
+    world_count: wp.int32,
+    max_episode_steps: wp.int32,
+    overflow_is_terminal: wp.bool,
+    episode_length: wp.array[wp.int32],
+    terminated: wp.array[wp.bool],
+    truncated: wp.array[wp.bool],
+    overflow: wp.array[wp.bool],
+    overflow_seen: wp.array[wp.int32],
+):
+    """Combine the task's dones with the core's terms: constraint overflow, non-finite state, time limit.
+
+    On entry ``terminated`` / ``truncated`` hold the task's terms; on exit they are the step's dones.
+    The final (global) entry of ``constraint_overflow`` flags every world. Worlds in ``skip`` were reset
+    during this step (NEXT_STEP autoreset) and report no done.
+    """
+    w = wp.tid()
+    if skip[w]:
+        terminated[w] = False
+        truncated[w] = False
+        overflow[w] = False
+        return
+    length = episode_length[w] + 1
+    episode_length[w] = length
+    flagged = constraint_overflow[w] or constraint_overflow[world_count]
+    overflow[w] = flagged
+    term = terminated[w] or nonfinite[w]
+    trunc = truncated[w] or length >= max_episode_steps
+    if flagged:
+        wp.atomic_add(overflow_seen, 0, 1)
+        if overflow_is_terminal:
+            term = True
+        else:
+            trunc = True
+    terminated[w] = term
+    truncated[w] = trunc
+
+
+@wp.kernel(enable_backward=False)
+def accumulate_rewards(
+    term_count: wp.int32,
+    skip: wp.array[wp.bool],
+    terminated: wp.array[wp.bool],
+    truncated: wp.array[wp.bool],
+    overflow: wp.array[wp.bool],
+    episode_length: wp.array[wp.int32],
+    reward_terms: wp.array2d[wp.float32],
+    reward: wp.array[wp.float32],
+    episode_return: wp.array[wp.float32],
+    episode_term_sums: wp.array2d[wp.float32],
+    done_mask: wp.array[wp.bool],
+    final_return: wp.array[wp.float32],
+    final_length: wp.array[wp.int32],
+    final_term_sums: wp.array2d[wp.float32],
+    final_overflow: wp.array[wp.bool],
+):
+    """Sum the reward terms (shape (term_count, num_envs)) into the reward and the episode statistics.
+
+    Non-finite terms are replaced by 0 (their world is ended by the non-finite-state term), so the reward
+    is always the float32 sum of the reported terms, added in term order. Ended worlds copy their episode
+    statistics to the ``final_*`` buffers and are marked in ``done_mask``.
+    """
+    w = wp.tid()
+    if skip[w]:
+        for t in range(term_count):
+            reward_terms[t, w] = 0.0
+        reward[w] = 0.0
+        done_mask[w] = False
+        return
+    r = 0.0
+    for t in range(term_count):
+        v = reward_terms[t, w]
+        if not wp.isfinite(v):
+            v = 0.0
+            reward_terms[t, w] = v
+        r = r + v
+        episode_term_sums[t, w] = episode_term_sums[t, w] + v
+    reward[w] = r
+    episode_return[w] = episode_return[w] + r
+    done = terminated[w] or truncated[w]
+    done_mask[w] = done
+    if done:
+        final_return[w] = episode_return[w]
+        final_length[w] = episode_length[w]
+        final_overflow[w] = overflow[w]
+        for t in range(term_count):
+            final_term_sums[t, w] = episode_term_sums[t, w]
+
+
+@wp.kernel(enable_backward=False)
+def reset_episode_statistics(
+    world_mask: wp.array[wp.bool],
+    term_count: wp.int32,
+    episode_length: wp.array[wp.int32],
+    episode_return: wp.array[wp.float32],
+    episode_term_sums: wp.array2d[wp.float32],
+):
+    """Zero the running episode statistics of the selected worlds."""
+    w = wp.tid()
+    if not world_mask[w]:
+        return
+    episode_length[w] = 0
+    episode_return[w] = 0.0
+    for t in range(term_count):
+        episode_term_sums[t, w] = 0.0
+
+
+@wp.kernel(enable_backward=False)
+def sanitize_observations(bound: wp.float32, obs: wp.array2d[wp.float32]):
+    """Replace non-finite observations by 0 and clip the rest to ``[-bound, bound]``."""
+    w, i = wp.tid()
+    v = obs[w, i]
+    if not wp.isfinite(v):
+        v = 0.0
+    obs[w, i] = wp.clamp(v, -bound, bound)
+
+
+@wp.kernel(enable_backward=False)
+def body_contact_wrenches(
+    contact_count: wp.array[wp.int32],
+    contact_shape0: wp.array[wp.int32],
+    contact_shape1: wp.array[wp.int32],
+    contact_point0: wp.array[wp.vec3],
+    contact_point1: wp.array[wp.vec3],
+    contact_f: wp.array[wp.spatial_vector],
+    shape_body: wp.array[wp.int32],
+    body_q: wp.array[wp.transform],
+    body_com: wp.array[wp.vec3],
+    wrench: wp.array[wp.spatial_vector],
+):
+    """Sum Steel's per-contact forces into the external contact wrench of each body.
+
+    ``contact_f[i]`` is the force [N] on shape 0's body in world frame (SolverSteel's ``contact_f``
+    observable); shape 1's body receives its opposite. The wrench is (force [N], torque [N m] about the
+    body's centre of mass), world frame: MuJoCo's ``cfrc_ext`` up to the order and reference point.
+    ``wrench`` must be zeroed before the launch.
+    """
+    i = wp.tid()
+    if i >= contact_count[0]:
+        return
+    f = wp.spatial_top(contact_f[i])
+    if wp.length_sq(f) == 0.0:
+        return
+    s0 = contact_shape0[i]
+    s1 = contact_shape1[i]
+    if s0 >= 0:
+        b0 = shape_body[s0]
+        if b0 >= 0:
+            x = body_q[b0]
+            r = wp.transform_point(x, contact_point0[i]) - wp.transform_point(x, body_com[b0])
+            wp.atomic_add(wrench, b0, wp.spatial_vector(f, wp.cross(r, f)))
+    if s1 >= 0:
+        b1 = shape_body[s1]
+        if b1 >= 0:
+            x = body_q[b1]
+            r = wp.transform_point(x, contact_point1[i]) - wp.transform_point(x, body_com[b1])
+            wp.atomic_add(wrench, b1, wp.spatial_vector(-f, wp.cross(r, -f)))
+
+
+@wp.kernel(enable_backward=False)
+def zero_world_body_wrenches(
+    world_mask: wp.array[wp.bool],
+    body_world_start: wp.array[wp.int32],
+    wrench: wp.array[wp.spatial_vector],
+):
+    """Zero the body wrenches of the selected worlds (a reset world has felt no contact yet)."""
+    w = wp.tid()
+    if not world_mask[w]:
+        return
+    for b in range(body_world_start[w], body_world_start[w + 1]):
+        wrench[b] = wp.spatial_vector()

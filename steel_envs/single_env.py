@@ -1,0 +1,93 @@
+"""Single-world ``gymnasium.Env`` adapter of a vector env, with numpy in and out (what ``gym.make`` returns)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from .vector_env import SteelVectorEnv
+
+__all__ = ["SteelSingleEnv", "single_world"]
+
+
+class SteelSingleEnv(gym.Env):
+    """One world of a :class:`SteelVectorEnv` as a ``gymnasium.Env`` with numpy observations and actions.
+
+    The vector env runs with ``num_envs=1`` and autoreset disabled, so ``reset`` and ``step`` have the
+    single-env semantics of Gymnasium. Observations are float32 arrays of shape (obs_dim,) copied off
+    the device; ``info`` holds ``reward_<term>`` floats, ``constraint_overflow`` and ``nonfinite_state``
+    bools.
+
+    Args:
+        **kwargs: Keyword arguments of the vector env (``device``, ``seed``, ``max_episode_steps``,
+            ``solver_options``, task config fields), ``num_envs`` and ``autoreset_mode`` excepted.
+
+    Raises:
+        TypeError: If ``num_envs`` or ``autoreset_mode`` is given.
+    """
+
+    vector_cls: ClassVar[type[SteelVectorEnv]]
+
+    def __init__(self, **kwargs: Any) -> None:
+        for key in ("num_envs", "autoreset_mode"):
+            if key in kwargs:
+                raise TypeError(f"{type(self).__name__}: {key} is fixed for a single-world env; use gym.make_vec")
+        self.vector_env = self.vector_cls(num_envs=1, autoreset_mode="Disabled", **kwargs)
+        self.observation_space = self.vector_env.single_observation_space
+        self.action_space = self.vector_env.single_action_space
+        self.metadata = {"render_modes": [], "render_fps": round(1.0 / self.vector_env.control_dt)}
+        self.render_mode = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        """Reset the world; ``seed`` reseeds it (same seed, same initial state)."""
+        super().reset(seed=seed)
+        if options:
+            raise ValueError(f"options: a single-world env takes no options, got {sorted(options)}")
+        obs, info = self.vector_env.reset(seed=seed)
+        return obs[0].cpu().numpy().copy(), self._info(info)
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Step the world with ``action`` of shape (action_dim,).
+
+        Raises:
+            ValueError: On a wrong shape or non-finite entries (see :meth:`SteelVectorEnv.step`).
+        """
+        action = np.asarray(action)
+        if action.shape != self.action_space.shape:
+            raise ValueError(f"action: expected shape {self.action_space.shape}, got {action.shape}")
+        obs, reward, terminated, truncated, info = self.vector_env.step(action[None])
+        return (
+            obs[0].cpu().numpy().copy(),
+            float(reward[0]),
+            bool(terminated[0]),
+            bool(truncated[0]),
+            self._info(info),
+        )
+
+    def close(self) -> None:
+        """Close the underlying vector env."""
+        self.vector_env.close()
+
+    @staticmethod
+    def _info(info: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in info.items():
+            if isinstance(value, torch.Tensor) and not key.startswith("_") and key != "final_obs":
+                out[key] = value[0].item()
+        return out
+
+
+def single_world(vector_cls: type[SteelVectorEnv]) -> type[SteelSingleEnv]:
+    """Make the single-world adapter class of ``vector_cls`` (the ``entry_point`` of its Gymnasium ID)."""
+    return type(
+        vector_cls.__name__.removesuffix("Env") + "SingleEnv",
+        (SteelSingleEnv,),
+        {
+            "vector_cls": vector_cls,
+            "__doc__": f"Single-world adapter of :class:`{vector_cls.__name__}`.\n\n" + (SteelSingleEnv.__doc__ or ""),
+            "__module__": vector_cls.__module__,
+        },
+    )

@@ -1,0 +1,740 @@
+"""The base vector env: N worlds of one Newton model stepped by one SolverSteel, zero-copy to torch.
+
+A concrete environment is a scene (``steel_envs.envs``: model, solver options, actuation, initial
+state) plus a task (``steel_envs.tasks``: observations, rewards, terminations, typed config). This module
+knows neither; it owns the contract of ``shared/DESIGN.md``: spaces, the order of a step, autoreset,
+episode statistics, the constraint-overflow term and the torch views.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import newton
+import numpy as np
+import torch
+import warp as wp
+from gymnasium.vector import AutoresetMode
+from newton.solvers import SolverSteel
+
+from . import kernels
+from .solver_options import SteelSolverOptions
+
+__all__ = ["InitialStateSpec", "SteelVectorEnv", "TaskConfig"]
+
+
+@dataclass(kw_only=True)
+class TaskConfig:
+    """Fields every task config has; tasks subclass it with their weights and thresholds."""
+
+    overflow_is_terminal: bool = False
+    """End a constraint-overflow episode as a termination (no value bootstrap) instead of a truncation."""
+    obs_clip: float = 1.0e4
+    """Observations are clipped to [-obs_clip, obs_clip], the finite bounds of the observation space."""
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.obs_clip, (int, float)) and math.isfinite(self.obs_clip) and self.obs_clip > 0.0):
+            raise ValueError(f"obs_clip: expected a finite number > 0, got {self.obs_clip!r}")
+
+
+@dataclass(kw_only=True)
+class InitialStateSpec:
+    """Initial joint state of one world and its noise, as a scene declares it.
+
+    Arrays are per world: ``default_q`` / ``q_noise`` have one entry per joint coordinate, ``default_qd`` /
+    ``qd_noise`` one per DOF. Each reset draws ``q = default_q + q_noise * n`` and likewise for ``qd``,
+    with ``n ~ U(-1, 1)`` ("uniform") or ``N(0, 1)`` ("gaussian").
+    """
+
+    default_q: np.ndarray
+    default_qd: np.ndarray
+    q_noise: np.ndarray
+    qd_noise: np.ndarray
+    q_noise_kind: str = "uniform"
+    qd_noise_kind: str = "uniform"
+    quat_coord: int = -1
+    """World-local coordinate index of a free joint's quaternion (x, y, z, w), renormalized; -1: none."""
+
+
+_NOISE_KINDS = {"uniform": 0, "gaussian": 1}
+
+
+def _to_torch_device(device: wp.Device) -> torch.device:
+    return torch.device(wp.device_to_torch(device))
+
+
+class SteelVectorEnv(gym.vector.VectorEnv):
+    """N worlds of one Newton model on SolverSteel, as a Gymnasium vector env with torch tensors.
+
+    Subclasses set the scene (``build_world``, ``physics_dt``, ``decimation``, ``enable_collisions``,
+    ``action_dim``, ``solver_defaults``, ``initial_state``, ``_apply_actions``) and the task
+    (``config_cls``, ``reward_terms``, ``_setup_task``, ``_compute_observations``,
+    ``_compute_terminations``, ``_compute_rewards``).
+
+    One call of :meth:`step`, in order (dones before rewards, as Isaac Lab's ``DirectRLEnv``):
+
+    1. validate the actions, clip them to the action space, write them to the control (scene);
+    2. ``decimation`` × (``CollisionPipeline.collide`` → ``SolverSteel.step`` → swap states), captured
+       once as a CUDA graph on CUDA devices, eager on the CPU;
+    3. NEXT_STEP only: reset the worlds that ended on the previous step;
+    4. derived buffers (task), then terminations: the task's terms, then the core's
+       ``constraint_overflow`` (read from ``solver.constraint_overflow`` on the device), non-finite state
+       and time limit;
+    5. rewards per term on the pre-reset state, their sum, episode statistics;
+    6. SAME_STEP only: observations into ``info["final_obs"]``, then reset of the ended worlds;
+    7. observations.
+
+    Returned tensors and the tensors in ``info`` are views of the env's Warp buffers on the env device:
+    the same storage every step, overwritten by the next call. ``.clone()`` what you keep.
+
+    Args:
+        num_envs: Number of worlds N, >= 1.
+        device: Warp device (``"cpu"``, ``"cuda:0"``); None: Warp's preferred device.
+        seed: Seed of the first reset; None: drawn from entropy.
+        autoreset_mode: ``AutoresetMode`` or its value string ("SameStep", "NextStep", "Disabled").
+        max_episode_steps: Time limit [control steps]; None: the task's default.
+        solver_options: SolverSteel keywords overriding the scene's values, see :class:`SteelSolverOptions`.
+        render_mode: Only None is supported so far.
+        **config: Fields of the task's config (``config_cls``).
+
+    Raises:
+        TypeError: On a config field the task does not have, or a wrong argument type.
+        ValueError: On an out-of-range argument or an unknown solver option; the message names it.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": [], "autoreset_mode": AutoresetMode.SAME_STEP}
+
+    # Scene: set by envs/.
+    physics_dt: ClassVar[float]
+    """Physics time step [s]."""
+    decimation: ClassVar[int]
+    """Physics steps per control step."""
+    enable_collisions: ClassVar[bool] = True
+    """Run a CollisionPipeline before each physics step; False passes no contacts to the solver."""
+    add_ground_plane: ClassVar[bool] = False
+    """Add a ground plane shared by all worlds."""
+    action_dim: ClassVar[int]
+    """Action size per world."""
+    solver_defaults: ClassVar[SteelSolverOptions] = SteelSolverOptions()
+    """The scene's SolverSteel options before ``solver_options`` overrides."""
+
+    # Task: set by tasks/.
+    config_cls: ClassVar[type[TaskConfig]] = TaskConfig
+    reward_terms: ClassVar[tuple[str, ...]] = ()
+    """Names of the reward terms; ``info["reward_<name>"]`` and reward == their sum."""
+    default_max_episode_steps: ClassVar[int] = 1000
+    requested_observables: ClassVar[tuple[str, ...]] = ()
+    """Steel observables (``"contact_f"``, ``"body_parent_f"``) the task reads after each step."""
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        *,
+        device: str | None = None,
+        seed: int | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
+        max_episode_steps: int | None = None,
+        solver_options: Mapping[str, Any] | None = None,
+        render_mode: str | None = None,
+        **config: Any,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs: expected an int >= 1, got {num_envs!r}")
+        if max_episode_steps is None:
+            max_episode_steps = self.default_max_episode_steps
+        if isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, (int, np.integer)):
+            raise ValueError(f"max_episode_steps: expected an int >= 1, got {max_episode_steps!r}")
+        if not 1 <= max_episode_steps < 2**31:
+            raise ValueError(f"max_episode_steps: expected an int in [1, 2**31), got {max_episode_steps!r}")
+        if render_mode is not None:
+            raise ValueError(f"render_mode: expected None (rendering is not implemented yet), got {render_mode!r}")
+        try:
+            autoreset_mode = AutoresetMode(autoreset_mode)
+        except ValueError:
+            raise ValueError(
+                f"autoreset_mode: expected one of {[m.value for m in AutoresetMode]}, got {autoreset_mode!r}"
+            ) from None
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise ValueError(f"seed: expected None or an int >= 0, got {seed!r}")
+
+        self.config = self._make_config(config)
+        self.num_envs = int(num_envs)
+        self.world_count = self.num_envs
+        self.max_episode_steps = int(max_episode_steps)
+        self.render_mode = render_mode
+        self.metadata = {**type(self).metadata, "autoreset_mode": autoreset_mode}
+        self.autoreset_mode = autoreset_mode
+        self._wp_device = wp.get_device(device)
+        self.device = str(self._wp_device)
+        self.torch_device = _to_torch_device(self._wp_device)
+        self.solver_options = self.solver_defaults.replace(solver_options)
+        self.closed = False
+
+        with wp.ScopedDevice(self._wp_device):
+            self._build_simulation()
+            self._allocate_buffers()
+            self._setup_task()
+        obs_dim = int(self.observation_dim)
+        bound = float(self.config.obs_clip)
+        self.single_observation_space = gym.spaces.Box(-bound, bound, (obs_dim,), np.float32)
+        self.single_action_space = gym.spaces.Box(-1.0, 1.0, (self.action_dim,), np.float32)
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
+        with wp.ScopedDevice(self._wp_device):
+            self._obs = wp.zeros((self.num_envs, obs_dim), dtype=wp.float32)
+            self._final_obs = wp.zeros((self.num_envs, obs_dim), dtype=wp.float32)
+        self._make_views()
+
+        self._seeded = False
+        self._overflow_warned = False
+        self._steps_since_check = 0
+        self._graph = None
+        self.reset(seed=seed)
+        if self._wp_device.is_cuda:
+            # The captured substeps read the control and states in place, so actions and resets written
+            # between replays are seen; Newton arrays are never reallocated after this point.
+            with wp.ScopedDevice(self._wp_device), wp.ScopedCapture() as capture:
+                self._simulate()
+            self._graph = capture.graph
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def _make_config(cls, overrides: Mapping[str, Any]) -> TaskConfig:
+        names = {f.name for f in dataclasses.fields(cls.config_cls)}
+        unknown = sorted(set(overrides) - names)
+        if unknown:
+            raise TypeError(
+                f"{cls.__name__}: unexpected keyword argument(s) {unknown}; the env takes num_envs, device, seed, "
+                f"autoreset_mode, max_episode_steps, solver_options, render_mode and the task config fields "
+                f"{sorted(names)}"
+            )
+        for f in dataclasses.fields(cls.config_cls):
+            if f.name in overrides:
+                _check_config_value(f, overrides[f.name])
+        return cls.config_cls(**overrides)
+
+    def build_world(self, builder: newton.ModelBuilder) -> None:
+        """Add one world's bodies, joints and shapes to ``builder`` (scene)."""
+        raise NotImplementedError
+
+    def initial_state(self) -> InitialStateSpec:
+        """Initial joint state of one world and its reset noise (scene)."""
+        raise NotImplementedError
+
+    def _build_simulation(self) -> None:
+        world = newton.ModelBuilder()
+        SolverSteel.register_custom_attributes(world)
+        self.build_world(world)
+        builder = newton.ModelBuilder()
+        SolverSteel.register_custom_attributes(builder)
+        builder.replicate(world, self.num_envs)
+        if self.add_ground_plane:
+            builder.add_ground_plane()
+        self.model = builder.finalize(device=self._wp_device)
+        model = self.model
+        if model.joint_coord_count % self.num_envs or model.joint_dof_count % self.num_envs:
+            raise RuntimeError(f"{type(self).__name__}: scenes must not add global joints")
+        self.coords_per_world = model.joint_coord_count // self.num_envs
+        self.dofs_per_world = model.joint_dof_count // self.num_envs
+        self.bodies_per_world = model.body_count // self.num_envs
+
+        self.solver = SolverSteel(model, **self.solver_options.as_kwargs())
+        if self.enable_collisions:
+            self.collision_pipeline = newton.CollisionPipeline(model)
+            self.contacts = self.collision_pipeline.contacts()
+        else:
+            self.collision_pipeline = None
+            self.contacts = None
+        self.observables = (
+            self.solver.observables(self.requested_observables, contacts=self.contacts)
+            if self.requested_observables
+            else None
+        )
+        self.state_0 = model.state()
+        self.state_1 = model.state()
+        self.control = model.control()
+
+        spec = self.initial_state()
+        self._init_q = wp.array(np.asarray(spec.default_q, np.float32), dtype=wp.float32)
+        self._init_qd = wp.array(np.asarray(spec.default_qd, np.float32), dtype=wp.float32)
+        self._init_q_noise = wp.array(np.asarray(spec.q_noise, np.float32), dtype=wp.float32)
+        self._init_qd_noise = wp.array(np.asarray(spec.qd_noise, np.float32), dtype=wp.float32)
+        if self._init_q.shape[0] != self.coords_per_world or self._init_q_noise.shape[0] != self.coords_per_world:
+            raise RuntimeError(f"{type(self).__name__}.initial_state: q arrays need {self.coords_per_world} entries")
+        if self._init_qd.shape[0] != self.dofs_per_world or self._init_qd_noise.shape[0] != self.dofs_per_world:
+            raise RuntimeError(f"{type(self).__name__}.initial_state: qd arrays need {self.dofs_per_world} entries")
+        self._init_kinds = (_NOISE_KINDS[spec.q_noise_kind], _NOISE_KINDS[spec.qd_noise_kind])
+        self._init_quat_coord = int(spec.quat_coord)
+
+    def _allocate_buffers(self) -> None:
+        n, t = self.num_envs, len(self.reward_terms)
+        self._actions = wp.zeros((n, self.action_dim), dtype=wp.float32)
+        self._reward = wp.zeros(n, dtype=wp.float32)
+        self._reward_terms = wp.zeros((t, n), dtype=wp.float32)
+        self._terminated = wp.zeros(n, dtype=wp.bool)
+        self._truncated = wp.zeros(n, dtype=wp.bool)
+        self._overflow = wp.zeros(n, dtype=wp.bool)
+        self._overflow_seen = wp.zeros(1, dtype=wp.int32)
+        self._nonfinite = wp.zeros(n, dtype=wp.bool)
+        # World masks in the solver's layout, (world_count + 1,); the final (global) entry stays False.
+        self._done_mask = wp.zeros(n + 1, dtype=wp.bool)
+        self._reset_mask = wp.zeros(n + 1, dtype=wp.bool)
+        self._next_step_mask = wp.zeros(n + 1, dtype=wp.bool)
+        self._no_world = wp.zeros(n, dtype=wp.bool)
+        self._articulation_mask = wp.zeros(self.model.articulation_count, dtype=wp.bool)
+        self._rng_state = wp.zeros(n, dtype=wp.uint32)
+        self._episode_length = wp.zeros(n, dtype=wp.int32)
+        self._episode_return = wp.zeros(n, dtype=wp.float32)
+        self._episode_term_sums = wp.zeros((t, n), dtype=wp.float32)
+        self._final_return = wp.zeros(n, dtype=wp.float32)
+        self._final_length = wp.zeros(n, dtype=wp.int32)
+        self._final_term_sums = wp.zeros((t, n), dtype=wp.float32)
+        self._final_overflow = wp.zeros(n, dtype=wp.bool)
+        # External contact wrench per body (force [N], torque [N m] about the COM, world frame), kept when
+        # the task requests Steel's contact_f observable.
+        self.body_contact_wrench = (
+            wp.zeros(self.model.body_count, dtype=wp.spatial_vector)
+            if "contact_f" in self.requested_observables
+            else None
+        )
+
+    def _make_views(self) -> None:
+        to = wp.to_torch
+        self._obs_t = to(self._obs)
+        self._final_obs_t = to(self._final_obs)
+        self._reward_t = to(self._reward)
+        self._terminated_t = to(self._terminated)
+        self._truncated_t = to(self._truncated)
+        self._done_t = to(self._done_mask)[: self.num_envs]
+        self._reset_mask_t = to(self._reset_mask)
+        self._overflow_t = to(self._overflow)
+        self._overflow_seen_t = to(self._overflow_seen)
+        self._nonfinite_t = to(self._nonfinite)
+        self._episode_length_t = to(self._episode_length)
+        terms = to(self._reward_terms)
+        final_terms = to(self._final_term_sums)
+        self._term_views = {f"reward_{name}": terms[i] for i, name in enumerate(self.reward_terms)}
+        self._episode_views = {
+            "r": to(self._final_return),
+            "l": to(self._final_length),
+            "constraint_overflow": to(self._final_overflow),
+            **{f"reward_{name}": final_terms[i] for i, name in enumerate(self.reward_terms)},
+        }
+
+    @property
+    def control_dt(self) -> float:
+        """Time of one control step, ``physics_dt * decimation`` [s]."""
+        return self.physics_dt * self.decimation
+
+    # ------------------------------------------------------------------ scene and task hooks
+
+    @property
+    def observation_dim(self) -> int:
+        """Observation size per world (task)."""
+        raise NotImplementedError
+
+    def _setup_task(self) -> None:
+        """Allocate the task's buffers; the model, solver and core buffers exist (task)."""
+
+    def _apply_actions(self) -> None:
+        """Write ``self._actions`` (clipped, shape (num_envs, action_dim)) to ``self.control`` (scene)."""
+        raise NotImplementedError
+
+    def _pre_physics(self) -> None:
+        """Record what the task needs from the state before the physics of a step (task)."""
+
+    def _post_physics(self) -> None:
+        """Update derived buffers from the state after the physics of a step (task)."""
+
+    def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
+        """Write the task's terminal and time-out terms, bool per world (task)."""
+        raise NotImplementedError
+
+    def _compute_rewards(self, reward_terms: wp.array) -> None:
+        """Write the weighted reward terms, shape (len(reward_terms), num_envs) float32 (task)."""
+        raise NotImplementedError
+
+    def _compute_observations(self, obs: wp.array) -> None:
+        """Write the observations, shape (num_envs, observation_dim) float32 (task)."""
+        raise NotImplementedError
+
+    def _reset_task(self, world_mask: wp.array) -> None:
+        """Reset the task's per-world buffers of the selected worlds (task)."""
+
+    # ------------------------------------------------------------------ the Gymnasium API
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[torch.Tensor, dict[str, Any]]:
+        """Reset all worlds, or the worlds of ``options["reset_mask"]``.
+
+        Args:
+            seed: Reseed the per-world random streams (world ``w`` starts at ``rand_init(seed, w)``);
+                None continues the current streams.
+            options: ``{"reset_mask": mask}`` with a bool mask of shape (num_envs,), numpy or torch,
+                resets only the selected worlds; other worlds keep their state bit for bit.
+
+        Returns:
+            The observations (num_envs, obs_dim) float32 and an info dict of per-world tensors.
+
+        Raises:
+            ValueError: On a bad seed, an unknown option or a mask of the wrong dtype or shape.
+        """
+        self._check_open()
+        options = {} if options is None else options
+        if not isinstance(options, Mapping):
+            raise ValueError(f"options: expected a dict or None, got {type(options).__name__}")
+        unknown = sorted(set(options) - {"reset_mask"})
+        if unknown:
+            raise ValueError(f"options: unknown key(s) {unknown}; the only option is 'reset_mask'")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise ValueError(f"seed: expected None or an int >= 0, got {seed!r}")
+        mask = options.get("reset_mask")
+        mask_t = None if mask is None else self._check_reset_mask(mask)
+
+        if seed is None and not self._seeded:
+            seed = int(np.random.SeedSequence().entropy % 2**31)
+        if seed is not None:
+            super().reset(seed=int(seed))
+            wp.launch(
+                kernels.seed_rng,
+                self.num_envs,
+                inputs=[int(seed) % 2**31],
+                outputs=[self._rng_state],
+                device=self._wp_device,
+            )
+            self._seeded = True
+
+        if mask_t is None:
+            self._reset_mask_t[: self.num_envs] = True
+        else:
+            self._reset_mask_t[: self.num_envs] = mask_t
+        self._reset_mask_t[self.num_envs] = False
+        self._reset_worlds(self._reset_mask)
+        # Statistics of episodes ended before the reset are not reported again; NEXT_STEP resets pending
+        # for the reset worlds are done.
+        self._done_t.zero_()
+        next_step = wp.to_torch(self._next_step_mask)
+        next_step[: self.num_envs] &= ~self._reset_mask_t[: self.num_envs]
+        self._terminated_t[self._reset_mask_t[: self.num_envs]] = False
+        self._truncated_t[self._reset_mask_t[: self.num_envs]] = False
+        self._observe()
+        return self._obs_t, {"constraint_overflow": self._overflow_t, "nonfinite_state": self._nonfinite_t}
+
+    def step(
+        self, actions: torch.Tensor | np.ndarray
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        """Advance every world by one control step (``decimation`` physics steps).
+
+        Args:
+            actions: Shape (num_envs, action_dim), float32, in [-1, 1] (clipped); a torch tensor on the
+                env device, or a numpy array of a real dtype (copied to the device once).
+
+        Returns:
+            ``(obs, reward, terminated, truncated, info)``: obs (num_envs, obs_dim) float32, reward
+            (num_envs,) float32, terminated / truncated (num_envs,) bool, all views of the env's buffers.
+            ``info`` holds ``reward_<term>`` (num_envs,) float32, ``constraint_overflow`` and
+            ``nonfinite_state`` (num_envs,) bool, ``episode`` (``r``, ``l``, ``reward_<term>`` sums,
+            ``constraint_overflow``) with mask ``_episode``, and in SAME_STEP mode ``final_obs`` with mask
+            ``_final_obs``.
+
+        Raises:
+            TypeError: If ``actions`` is neither a torch tensor nor a numpy array.
+            ValueError: On a wrong shape, dtype or device, or a non-finite entry; the message names the
+                argument, the expected and the received value. Nothing is stepped then.
+        """
+        self._check_open()
+        actions_t = self._check_actions(actions)
+        dev = self._wp_device
+        wp.launch(
+            kernels.clip_actions,
+            (self.num_envs, self.action_dim),
+            inputs=[wp.from_torch(actions_t, dtype=wp.float32), -1.0, 1.0],
+            outputs=[self._actions],
+            device=dev,
+        )
+        self._apply_actions()
+        self._pre_physics()
+        if self._graph is not None:
+            wp.capture_launch(self._graph)
+        else:
+            self._simulate()
+
+        next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
+        skip = self._next_step_mask if next_step else self._no_world
+        self._update_contact_wrenches()
+        if next_step:
+            self._reset_worlds(self._next_step_mask)
+        self._post_physics()
+        self._compute_terminations(self._terminated, self._truncated)
+        wp.launch(
+            kernels.find_nonfinite_worlds,
+            self.num_envs,
+            inputs=[
+                self.model.joint_coord_world_start,
+                self.model.joint_dof_world_start,
+                self.state_0.joint_q,
+                self.state_0.joint_qd,
+            ],
+            outputs=[self._nonfinite],
+            device=dev,
+        )
+        wp.launch(
+            kernels.finalize_dones,
+            self.num_envs,
+            inputs=[
+                self.solver.constraint_overflow,
+                self._nonfinite,
+                skip,
+                self.num_envs,
+                self.max_episode_steps,
+                bool(self.config.overflow_is_terminal),
+            ],
+            outputs=[self._episode_length, self._terminated, self._truncated, self._overflow, self._overflow_seen],
+            device=dev,
+        )
+        self._compute_rewards(self._reward_terms)
+        wp.launch(
+            kernels.accumulate_rewards,
+            self.num_envs,
+            inputs=[
+                len(self.reward_terms),
+                skip,
+                self._terminated,
+                self._truncated,
+                self._overflow,
+                self._episode_length,
+            ],
+            outputs=[
+                self._reward_terms,
+                self._reward,
+                self._episode_return,
+                self._episode_term_sums,
+                self._done_mask,
+                self._final_return,
+                self._final_length,
+                self._final_term_sums,
+                self._final_overflow,
+            ],
+            device=dev,
+        )
+        self._warn_overflow_once()
+
+        info: dict[str, Any] = {
+            **self._term_views,
+            "constraint_overflow": self._overflow_t,
+            "nonfinite_state": self._nonfinite_t,
+            "episode": self._episode_views,
+            "_episode": self._done_t,
+        }
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            self._observe(self._final_obs)
+            info["final_obs"] = self._final_obs_t
+            info["_final_obs"] = self._done_t
+            self._reset_worlds(self._done_mask)
+            self._observe()
+        else:
+            self._observe()
+            if next_step:
+                wp.copy(self._next_step_mask, self._done_mask)
+        return self._obs_t, self._reward_t, self._terminated_t, self._truncated_t, info
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Release the CUDA graph and drop the references to Newton objects."""
+        self._graph = None
+        self.solver = None
+        self.collision_pipeline = None
+
+    # ------------------------------------------------------------------ internals
+
+    def _simulate(self) -> None:
+        """``decimation`` physics steps; the result is always in ``state_0`` (graph-capturable)."""
+        state_in, state_out = self.state_0, self.state_1
+        for _ in range(self.decimation):
+            if self.collision_pipeline is not None:
+                self.collision_pipeline.collide(state_in, self.contacts)
+            self.solver.step(
+                state_in, state_out, self.control, self.contacts, self.physics_dt, observables=self.observables
+            )
+            state_in, state_out = state_out, state_in
+        if state_in is not self.state_0:
+            self.state_0.assign(state_in)
+
+    def _reset_worlds(self, world_mask: wp.array) -> None:
+        """Write initial states of the worlds in ``world_mask`` (num_envs + 1,) and clear their history."""
+        dev = self._wp_device
+        model = self.model
+        wp.launch(
+            kernels.reset_joint_state,
+            self.num_envs,
+            inputs=[
+                world_mask,
+                model.joint_coord_world_start,
+                model.joint_dof_world_start,
+                self._init_q,
+                self._init_qd,
+                self._init_q_noise,
+                self._init_qd_noise,
+                self._init_kinds[0],
+                self._init_kinds[1],
+                self._init_quat_coord,
+            ],
+            outputs=[self._rng_state, self.state_0.joint_q, self.state_0.joint_qd],
+            device=dev,
+        )
+        wp.launch(
+            kernels.world_mask_to_articulation_mask,
+            model.articulation_count,
+            inputs=[world_mask, model.articulation_world, self.num_envs],
+            outputs=[self._articulation_mask],
+            device=dev,
+        )
+        newton.eval_fk(model, self.state_0.joint_q, self.state_0.joint_qd, self.state_0, mask=self._articulation_mask)
+        self.solver.reset(self.state_0, world_mask=world_mask)
+        wp.launch(
+            kernels.reset_episode_statistics,
+            self.num_envs,
+            inputs=[world_mask, len(self.reward_terms)],
+            outputs=[self._episode_length, self._episode_return, self._episode_term_sums],
+            device=dev,
+        )
+        if self.body_contact_wrench is not None:
+            wp.launch(
+                kernels.zero_world_body_wrenches,
+                self.num_envs,
+                inputs=[world_mask, model.body_world_start],
+                outputs=[self.body_contact_wrench],
+                device=dev,
+            )
+        self._reset_task(world_mask)
+
+    def _update_contact_wrenches(self) -> None:
+        if self.body_contact_wrench is None:
+            return
+        c, m = self.contacts, self.model
+        self.body_contact_wrench.zero_()
+        wp.launch(
+            kernels.body_contact_wrenches,
+            c.rigid_contact_max,
+            inputs=[
+                c.rigid_contact_count,
+                c.rigid_contact_shape0,
+                c.rigid_contact_shape1,
+                c.rigid_contact_point0,
+                c.rigid_contact_point1,
+                self.observables.contact_f,
+                m.shape_body,
+                self.state_0.body_q,
+                m.body_com,
+            ],
+            outputs=[self.body_contact_wrench],
+            device=self._wp_device,
+        )
+
+    def _observe(self, out: wp.array | None = None) -> None:
+        out = self._obs if out is None else out
+        self._compute_observations(out)
+        wp.launch(
+            kernels.sanitize_observations,
+            out.shape,
+            inputs=[float(self.config.obs_clip)],
+            outputs=[out],
+            device=self._wp_device,
+        )
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise RuntimeError(f"{type(self).__name__} is closed")
+
+    def _check_actions(self, actions: Any) -> torch.Tensor:
+        expected = (self.num_envs, self.action_dim)
+        if isinstance(actions, np.ndarray):
+            if actions.dtype.kind not in "fiu":
+                raise ValueError(f"actions: expected a real dtype, got numpy {actions.dtype}")
+            if actions.shape != expected:
+                raise ValueError(f"actions: expected shape {expected}, got {actions.shape}")
+            actions = torch.from_numpy(np.ascontiguousarray(actions, dtype=np.float32)).to(self.torch_device)
+        elif isinstance(actions, torch.Tensor):
+            if actions.dtype != torch.float32:
+                raise ValueError(f"actions: expected dtype torch.float32, got {actions.dtype}")
+            if actions.device != self.torch_device:
+                raise ValueError(f"actions: expected device {self.torch_device}, got {actions.device}")
+            if tuple(actions.shape) != expected:
+                raise ValueError(f"actions: expected shape {expected}, got {tuple(actions.shape)}")
+            actions = actions.detach()
+            if not actions.is_contiguous():
+                actions = actions.contiguous()
+        else:
+            raise TypeError(f"actions: expected a torch.Tensor or numpy.ndarray, got {type(actions).__name__}")
+        finite = torch.isfinite(actions).all(dim=1)
+        if not bool(finite.all()):
+            bad = torch.nonzero(~finite).flatten()[:8].tolist()
+            raise ValueError(f"actions: expected finite values, got NaN or inf in world(s) {bad}")
+        return actions
+
+    def _check_reset_mask(self, mask: Any) -> torch.Tensor:
+        if isinstance(mask, np.ndarray):
+            if mask.dtype != np.bool_:
+                raise ValueError(f"options['reset_mask']: expected dtype bool, got numpy {mask.dtype}")
+            mask = torch.from_numpy(np.ascontiguousarray(mask)).to(self.torch_device)
+        elif isinstance(mask, torch.Tensor):
+            if mask.dtype != torch.bool:
+                raise ValueError(f"options['reset_mask']: expected dtype torch.bool, got {mask.dtype}")
+            mask = mask.to(self.torch_device)
+        else:
+            raise ValueError(
+                f"options['reset_mask']: expected a bool numpy array or torch tensor, got {type(mask).__name__}"
+            )
+        if tuple(mask.shape) != (self.num_envs,):
+            raise ValueError(f"options['reset_mask']: expected shape ({self.num_envs},), got {tuple(mask.shape)}")
+        return mask
+
+    def _warn_overflow_once(self) -> None:
+        # On the CPU the flag is host memory; on CUDA this reads one int (a sync) every 64 steps only.
+        if self._overflow_warned:
+            return
+        self._steps_since_check += 1
+        if self._wp_device.is_cuda and self._steps_since_check < 64:
+            return
+        self._steps_since_check = 0
+        if int(self._overflow_seen_t[0]) == 0:
+            return
+        self._overflow_warned = True
+        o = self.solver_options
+        if o.articulated_contact_response == "propagation":
+            capacity = f"propagation_constraint_max (now {o.propagation_constraint_max}, None = sum of the others)"
+        else:
+            capacity = (
+                f"articulation_constraint_max (now {o.articulation_constraint_max}) or free_body_constraint_max "
+                f"(now {o.free_body_constraint_max})"
+            )
+        warnings.warn(
+            f"{type(self).__name__}: SolverSteel dropped constraint rows or contacts in some worlds; their episodes "
+            f"were ended and reported in info['constraint_overflow']. Raise {capacity} with "
+            f"solver_options={{...}}; row_watermark=True and solver.constraint_row_watermarks() measure the need. "
+            f"This warning is shown once.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+def _check_config_value(field: dataclasses.Field, value: Any) -> None:
+    """Reject a config value whose type does not match the field's default (bool vs number, NaN, inf)."""
+    default = field.default
+    if isinstance(default, bool):
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{field.name}: expected a bool, got {value!r}")
+    elif isinstance(default, (int, float)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise ValueError(f"{field.name}: expected a number, got {value!r}")
+        if not math.isfinite(float(value)):
+            raise ValueError(f"{field.name}: expected a finite number, got {value!r}")
+    elif isinstance(default, tuple) and not (isinstance(value, (tuple, list)) and len(value) == len(default)):
+        raise ValueError(f"{field.name}: expected a sequence of {len(default)} numbers, got {value!r}")

@@ -1,0 +1,274 @@
+"""``steel_envs/AntRun-v0``: run forward (+x), the observations and reward terms of Gymnasium's Ant-v5."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import warp as wp
+from steel_envs.envs.ant import HINGE_NAMES, ROOT_COORDS, ROOT_DOFS, AntScene, AntSceneConfig
+
+from steel_envs.single_env import single_world
+
+__all__ = ["AntRunConfig", "AntRunEnv", "AntRunSingleEnv"]
+
+
+@dataclass(kw_only=True)
+class AntRunConfig(AntSceneConfig):
+    """Weights and thresholds of AntRun; defaults are Gymnasium Ant-v5's."""
+
+    forward_reward_weight: float = 1.0
+    """Weight of the torso's x velocity [1/(m/s)]."""
+    ctrl_cost_weight: float = 0.5
+    """Weight of the squared norm of the (clipped) action."""
+    contact_cost_weight: float = 5.0e-4
+    """Weight of the squared norm of the clipped external contact wrenches."""
+    healthy_reward: float = 1.0
+    """Reward of every step that ends healthy."""
+    terminate_when_unhealthy: bool = True
+    """End the episode when the torso leaves the healthy z range."""
+    healthy_z_min: float = 0.2
+    """Lower bound of the healthy torso height [m]."""
+    healthy_z_max: float = 1.0
+    """Upper bound of the healthy torso height [m]."""
+    contact_force_clip: float = 1.0
+    """Contact wrench components are clipped to [-clip, clip] (Ant-v5's ``contact_force_range``)."""
+    include_cfrc_ext_in_observation: bool = True
+    """Append the clipped contact wrench of every body to the observation."""
+    exclude_current_positions_from_observation: bool = True
+    """Leave the torso's x, y out of the observation."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.healthy_z_min < self.healthy_z_max:
+            raise ValueError(
+                f"healthy_z_min, healthy_z_max: expected min < max, got {self.healthy_z_min}, {self.healthy_z_max}"
+            )
+        if not self.contact_force_clip > 0.0:
+            raise ValueError(f"contact_force_clip: expected > 0, got {self.contact_force_clip}")
+
+
+@wp.kernel(enable_backward=False)
+def _record_torso_x(body_world_start: wp.array[wp.int32], body_q: wp.array[wp.transform], x: wp.array[wp.float32]):
+    w = wp.tid()
+    x[w] = wp.transform_get_translation(body_q[body_world_start[w]])[0]
+
+
+@wp.kernel(enable_backward=False)
+def _observe(
+    coord_world_start: wp.array[wp.int32],
+    dof_world_start: wp.array[wp.int32],
+    body_world_start: wp.array[wp.int32],
+    joint_q: wp.array[wp.float32],
+    joint_qd: wp.array[wp.float32],
+    body_wrench: wp.array[wp.spatial_vector],
+    first_coord: wp.int32,
+    include_wrench: wp.bool,
+    wrench_clip: wp.float32,
+    obs: wp.array2d[wp.float32],
+):
+    w = wp.tid()
+    k = 0
+    q0 = coord_world_start[w]
+    for i in range(first_coord, coord_world_start[w + 1] - q0):
+        obs[w, k] = joint_q[q0 + i]
+        k += 1
+    for i in range(dof_world_start[w], dof_world_start[w + 1]):
+        obs[w, k] = joint_qd[i]
+        k += 1
+    if include_wrench:
+        for b in range(body_world_start[w], body_world_start[w + 1]):
+            f = body_wrench[b]
+            for j in range(6):
+                obs[w, k] = wp.clamp(f[j], -wrench_clip, wrench_clip)
+                k += 1
+
+
+@wp.kernel(enable_backward=False)
+def _terminations(
+    coord_world_start: wp.array[wp.int32],
+    joint_q: wp.array[wp.float32],
+    z_min: wp.float32,
+    z_max: wp.float32,
+    terminate_when_unhealthy: wp.bool,
+    healthy: wp.array[wp.bool],
+    terminated: wp.array[wp.bool],
+    truncated: wp.array[wp.bool],
+):
+    w = wp.tid()
+    z = joint_q[coord_world_start[w] + 2]
+    ok = z >= z_min and z <= z_max
+    healthy[w] = ok
+    terminated[w] = terminate_when_unhealthy and not ok
+    truncated[w] = False
+
+
+@wp.kernel(enable_backward=False)
+def _rewards(
+    body_world_start: wp.array[wp.int32],
+    body_q: wp.array[wp.transform],
+    x_before: wp.array[wp.float32],
+    control_dt: wp.float32,
+    actions: wp.array2d[wp.float32],
+    body_wrench: wp.array[wp.spatial_vector],
+    healthy: wp.array[wp.bool],
+    forward_reward_weight: wp.float32,
+    ctrl_cost_weight: wp.float32,
+    contact_cost_weight: wp.float32,
+    healthy_reward: wp.float32,
+    wrench_clip: wp.float32,
+    reward_terms: wp.array2d[wp.float32],
+):
+    w = wp.tid()
+    x_after = wp.transform_get_translation(body_q[body_world_start[w]])[0]
+    x_velocity = (x_after - x_before[w]) / control_dt
+    ctrl = 0.0
+    for j in range(actions.shape[1]):
+        ctrl += actions[w, j] * actions[w, j]
+    contact = 0.0
+    for b in range(body_world_start[w], body_world_start[w + 1]):
+        f = body_wrench[b]
+        for j in range(6):
+            c = wp.clamp(f[j], -wrench_clip, wrench_clip)
+            contact += c * c
+    reward_terms[0, w] = forward_reward_weight * x_velocity
+    reward_terms[1, w] = -ctrl_cost_weight * ctrl
+    reward_terms[2, w] = -contact_cost_weight * contact
+    survive = 0.0
+    if healthy[w]:
+        survive = healthy_reward
+    reward_terms[3, w] = survive
+
+
+class AntRunEnv(AntScene):
+    """Make a four-legged ant run forward (+x): Gymnasium Ant-v5's task on ``nv_ant.xml`` and SolverSteel.
+
+    ## Action space
+    8 hinge torques in [-1, 1], times ``action_scale`` (15 N m, nv_ant.xml's gear), in the order
+    ``hip_1, ankle_1, hip_2, ankle_2, hip_3, ankle_3, hip_4, ankle_4`` (Newton's DOF order; Ant-v5 orders
+    its actuators from hip_4).
+
+    ## Observation space
+    | index | observation | unit |
+    |---|---|---|
+    | 0 | torso z | m |
+    | 1-4 | torso orientation quaternion (x, y, z, w) | 1 |
+    | 5-12 | hinge angles (action order) | rad |
+    | 13-15 | torso centre-of-mass velocity, world frame | m/s |
+    | 16-18 | torso angular velocity, world frame | rad/s |
+    | 19-26 | hinge angular velocities | rad/s |
+    | 27-80 | contact wrench of each of the 9 bodies (force; torque about the COM), clipped to [-1, 1] | N, N m |
+
+    With ``exclude_current_positions_from_observation=False`` the torso x, y [m] come first (83 values);
+    with ``include_cfrc_ext_in_observation=False`` the wrenches are left out (27 values).
+
+    ## Rewards (Gymnasium Ant-v5, ``gymnasium/envs/mujoco/ant_v5.py``)
+    - ``reward_forward = forward_reward_weight * (x_after - x_before) / dt``, torso x over the 0.05 s step
+    - ``reward_ctrl = -ctrl_cost_weight * sum(action**2)`` with the clipped action
+    - ``reward_contact = -contact_cost_weight * sum(clip(wrench, -1, 1)**2)`` over all bodies
+    - ``reward_survive = healthy_reward`` if the torso z is in [healthy_z_min, healthy_z_max] after the step
+
+    ## Starting state
+    nv_ant.xml's ``init_qpos`` (torso at 0.55 m, ankles at +-1 rad) plus U(-0.1, 0.1) on every coordinate
+    (quaternion renormalized) and 0.1 N(0, 1) on every velocity.
+
+    ## Episode end
+    Terminated when the torso z leaves [0.2, 1.0] m (``terminate_when_unhealthy``) or the state is
+    non-finite; truncated after 1000 steps (50 s) or on a SolverSteel constraint overflow.
+
+    ## Differences from Ant-v5
+    The model is nv_ant.xml (gear 15, not 150); velocities are Newton's (COM velocity and angular velocity
+    in world frame, where MuJoCo's free-joint angular velocity is in the body frame); quaternions are
+    (x, y, z, w); the contact wrench comes from SolverSteel's ``contact_f`` (force first, about the body
+    COM) where MuJoCo's ``cfrc_ext`` puts the torque first; the world body is not in the observation.
+
+    ## Arguments
+    Those of :class:`steel_envs.SteelVectorEnv` and the fields of :class:`AntRunConfig`.
+    """
+
+    config_cls = AntRunConfig
+    config: AntRunConfig
+    reward_terms = ("forward", "ctrl", "contact", "survive")
+    default_max_episode_steps = 1000
+    requested_observables = ("contact_f",)
+
+    @property
+    def observation_dim(self) -> int:
+        c = self.config
+        coords = ROOT_COORDS + len(HINGE_NAMES) - (2 if c.exclude_current_positions_from_observation else 0)
+        wrench = 6 * self.bodies_per_world if c.include_cfrc_ext_in_observation else 0
+        return coords + ROOT_DOFS + len(HINGE_NAMES) + wrench
+
+    def _setup_task(self) -> None:
+        self._x_before = wp.zeros(self.num_envs, dtype=wp.float32)
+        self._healthy = wp.zeros(self.num_envs, dtype=wp.bool)
+
+    def _pre_physics(self) -> None:
+        wp.launch(
+            _record_torso_x,
+            self.num_envs,
+            inputs=[self.model.body_world_start, self.state_0.body_q],
+            outputs=[self._x_before],
+            device=self._wp_device,
+        )
+
+    def _compute_observations(self, obs: wp.array) -> None:
+        m, c = self.model, self.config
+        wp.launch(
+            _observe,
+            self.num_envs,
+            inputs=[
+                m.joint_coord_world_start,
+                m.joint_dof_world_start,
+                m.body_world_start,
+                self.state_0.joint_q,
+                self.state_0.joint_qd,
+                self.body_contact_wrench,
+                2 if c.exclude_current_positions_from_observation else 0,
+                bool(c.include_cfrc_ext_in_observation),
+                float(c.contact_force_clip),
+            ],
+            outputs=[obs],
+            device=self._wp_device,
+        )
+
+    def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
+        c = self.config
+        wp.launch(
+            _terminations,
+            self.num_envs,
+            inputs=[
+                self.model.joint_coord_world_start,
+                self.state_0.joint_q,
+                float(c.healthy_z_min),
+                float(c.healthy_z_max),
+                bool(c.terminate_when_unhealthy),
+            ],
+            outputs=[self._healthy, terminated, truncated],
+            device=self._wp_device,
+        )
+
+    def _compute_rewards(self, reward_terms: wp.array) -> None:
+        c = self.config
+        wp.launch(
+            _rewards,
+            self.num_envs,
+            inputs=[
+                self.model.body_world_start,
+                self.state_0.body_q,
+                self._x_before,
+                float(self.control_dt),
+                self._actions,
+                self.body_contact_wrench,
+                self._healthy,
+                float(c.forward_reward_weight),
+                float(c.ctrl_cost_weight),
+                float(c.contact_cost_weight),
+                float(c.healthy_reward),
+                float(c.contact_force_clip),
+            ],
+            outputs=[reward_terms],
+            device=self._wp_device,
+        )
+
+
+AntRunSingleEnv = single_world(AntRunEnv)

@@ -1,0 +1,153 @@
+"""``steel_envs/CartpoleBalance-v0``: keep a pole upright on a cart, Gymnasium CartPole-v1 with a force action."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import warp as wp
+from steel_envs.envs.cartpole import CartpoleScene, CartpoleSceneConfig
+
+from steel_envs.single_env import single_world
+
+__all__ = ["CartpoleBalanceConfig", "CartpoleBalanceEnv", "CartpoleBalanceSingleEnv"]
+
+
+@dataclass(kw_only=True)
+class CartpoleBalanceConfig(CartpoleSceneConfig):
+    """Weights and thresholds of CartpoleBalance (defaults: Gymnasium CartPole-v1)."""
+
+    alive_reward: float = 1.0
+    """Reward of every step, the terminating one included."""
+    pole_angle_limit: float = 0.2
+    """Terminate when |theta| exceeds this [rad] (CartPole-v1: 12 deg = 0.2094)."""
+    cart_position_limit: float = 2.4
+    """Terminate when |x| exceeds this [m]: the cart left the rail."""
+
+
+@wp.func
+def _wrap_angle(a: float):
+    return wp.atan2(wp.sin(a), wp.cos(a))
+
+
+@wp.kernel(enable_backward=False)
+def _observe(
+    coord_world_start: wp.array[wp.int32],
+    dof_world_start: wp.array[wp.int32],
+    joint_q: wp.array[wp.float32],
+    joint_qd: wp.array[wp.float32],
+    obs: wp.array2d[wp.float32],
+):
+    w = wp.tid()
+    q0 = coord_world_start[w]
+    d0 = dof_world_start[w]
+    obs[w, 0] = joint_q[q0]
+    obs[w, 1] = joint_qd[d0]
+    obs[w, 2] = _wrap_angle(joint_q[q0 + 1])
+    obs[w, 3] = joint_qd[d0 + 1]
+
+
+@wp.kernel(enable_backward=False)
+def _terminations(
+    coord_world_start: wp.array[wp.int32],
+    joint_q: wp.array[wp.float32],
+    pole_angle_limit: wp.float32,
+    cart_position_limit: wp.float32,
+    terminated: wp.array[wp.bool],
+    truncated: wp.array[wp.bool],
+):
+    w = wp.tid()
+    q0 = coord_world_start[w]
+    fell = wp.abs(_wrap_angle(joint_q[q0 + 1])) > pole_angle_limit
+    off_rail = wp.abs(joint_q[q0]) > cart_position_limit
+    terminated[w] = fell or off_rail
+    truncated[w] = False
+
+
+@wp.kernel(enable_backward=False)
+def _rewards(alive_reward: wp.float32, reward_terms: wp.array2d[wp.float32]):
+    w = wp.tid()
+    reward_terms[0, w] = alive_reward
+
+
+class CartpoleBalanceEnv(CartpoleScene):
+    """Balance a pole on a cart by pushing the cart (Gymnasium CartPole-v1 with a continuous force).
+
+    ## Action space
+    | index | action | min | max | unit |
+    |---|---|---|---|---|
+    | 0 | force on the cart, times ``force_scale`` (10 N) | -1 | 1 | 1 |
+
+    ## Observation space
+    | index | observation | unit |
+    |---|---|---|
+    | 0 | cart position x | m |
+    | 1 | cart velocity | m/s |
+    | 2 | pole angle from upright, wrapped to [-pi, pi] | rad |
+    | 3 | pole angular velocity | rad/s |
+
+    ## Rewards
+    ``reward_alive = alive_reward`` (1) on every step, the terminating one included (CartPole-v1).
+
+    ## Starting state
+    All four states uniform in [-0.05, 0.05] (``reset_noise_scale``), as CartPole-v1.
+
+    ## Episode end
+    Terminated when |theta| > ``pole_angle_limit`` (0.2 rad) or |x| > ``cart_position_limit`` (2.4 m), or
+    on a non-finite state; truncated at ``max_episode_steps`` (500, control dt 0.02 s) or on a SolverSteel
+    constraint overflow (a termination with ``overflow_is_terminal=True``).
+
+    ## Arguments
+    Those of :class:`steel_envs.SteelVectorEnv` and the fields of :class:`CartpoleBalanceConfig`.
+    """
+
+    config_cls = CartpoleBalanceConfig
+    config: CartpoleBalanceConfig
+    reward_terms = ("alive",)
+    default_max_episode_steps = 500
+    observation_terms = (
+        ("cart position", "m"),
+        ("cart velocity", "m/s"),
+        ("pole angle", "rad"),
+        ("pole angular velocity", "rad/s"),
+    )
+
+    @property
+    def observation_dim(self) -> int:
+        return len(self.observation_terms)
+
+    def _compute_observations(self, obs: wp.array) -> None:
+        m = self.model
+        wp.launch(
+            _observe,
+            self.num_envs,
+            inputs=[m.joint_coord_world_start, m.joint_dof_world_start, self.state_0.joint_q, self.state_0.joint_qd],
+            outputs=[obs],
+            device=self._wp_device,
+        )
+
+    def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
+        c = self.config
+        wp.launch(
+            _terminations,
+            self.num_envs,
+            inputs=[
+                self.model.joint_coord_world_start,
+                self.state_0.joint_q,
+                float(c.pole_angle_limit),
+                float(c.cart_position_limit),
+            ],
+            outputs=[terminated, truncated],
+            device=self._wp_device,
+        )
+
+    def _compute_rewards(self, reward_terms: wp.array) -> None:
+        wp.launch(
+            _rewards,
+            self.num_envs,
+            inputs=[float(self.config.alive_reward)],
+            outputs=[reward_terms],
+            device=self._wp_device,
+        )
+
+
+CartpoleBalanceSingleEnv = single_world(CartpoleBalanceEnv)

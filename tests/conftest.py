@@ -1,0 +1,60 @@
+"""Shared fixtures: CPU devices, quiet Warp, helpers that compare worlds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import warp as wp
+
+wp.config.log_level = wp.LOG_WARNING
+
+import steel_envs  # noqa: E402
+
+CARTPOLE = "steel_envs/CartpoleBalance-v0"
+ANT = "steel_envs/AntRun-v0"
+
+
+def make(env_id: str, num_envs: int, **kwargs) -> steel_envs.SteelVectorEnv:
+    kwargs.setdefault("device", "cpu")
+    return steel_envs.make_vec(env_id, num_envs=num_envs, **kwargs)
+
+
+def world_state(env: steel_envs.SteelVectorEnv, w: int) -> dict[str, np.ndarray]:
+    """Every simulation array of world ``w`` (joint and body state), copied to numpy."""
+    m = env.model
+    q = slice(*m.joint_coord_world_start.numpy()[w : w + 2])
+    qd = slice(*m.joint_dof_world_start.numpy()[w : w + 2])
+    b = slice(*m.body_world_start.numpy()[w : w + 2])
+    s = env.state_0
+    return {
+        "joint_q": s.joint_q.numpy()[q].copy(),
+        "joint_qd": s.joint_qd.numpy()[qd].copy(),
+        "body_q": s.body_q.numpy()[b].copy(),
+        "body_qd": s.body_qd.numpy()[b].copy(),
+    }
+
+
+def assert_world_bit_identical(a: steel_envs.SteelVectorEnv, b: steel_envs.SteelVectorEnv, w: int) -> None:
+    sa, sb = world_state(a, w), world_state(b, w)
+    for key in sa:
+        assert sa[key].tobytes() == sb[key].tobytes(), f"world {w}: {key} differs"
+
+
+def random_actions(env, steps: int, seed: int = 0) -> list[torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    return [torch.rand(env.num_envs, env.action_dim, generator=g) * 2 - 1 for _ in range(steps)]
+
+
+@pytest.fixture
+def cartpole():
+    env = make(CARTPOLE, 4, seed=3)
+    yield env
+    env.close()
+
+
+@pytest.fixture
+def ant():
+    env = make(ANT, 4, seed=3)
+    yield env
+    env.close()

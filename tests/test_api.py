@@ -1,0 +1,231 @@
+"""The vector-env contract: spaces, dtypes, zero-copy views, registration, single-world adapter, bad input."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from conftest import ANT, CARTPOLE, make, random_actions
+from gymnasium.utils.env_checker import check_env
+from gymnasium.vector import AutoresetMode
+
+import steel_envs
+
+OBS_DIMS = {CARTPOLE: 4, ANT: 81}
+ACT_DIMS = {CARTPOLE: 1, ANT: 8}
+
+
+@pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
+def test_spaces_dtypes_shapes_and_devices(env_id):
+    env = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point", device="cpu")
+    assert isinstance(env, gym.vector.VectorEnv)
+    assert isinstance(env, steel_envs.SteelVectorEnv)
+    assert env.num_envs == 3 and env.device == "cpu"
+    assert isinstance(env.metadata["autoreset_mode"], AutoresetMode)
+    o, a = env.single_observation_space, env.single_action_space
+    assert o.shape == (OBS_DIMS[env_id],) and a.shape == (ACT_DIMS[env_id],)
+    assert o.dtype == np.float32 and a.dtype == np.float32
+    assert np.all(np.isfinite(o.low)) and np.all(np.isfinite(o.high))
+    assert env.observation_space.shape == (3, *o.shape) and env.action_space.shape == (3, *a.shape)
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (3, o.shape[0]) and obs.dtype == torch.float32 and obs.device.type == "cpu"
+    obs, reward, terminated, truncated, info = env.step(torch.zeros(3, a.shape[0]))
+    assert reward.shape == (3,) and reward.dtype == torch.float32
+    assert terminated.dtype == torch.bool and truncated.dtype == torch.bool
+    assert terminated.shape == truncated.shape == (3,)
+    assert info["constraint_overflow"].dtype == torch.bool and info["constraint_overflow"].shape == (3,)
+    assert o.contains(obs[0].numpy())
+    env.close()
+
+
+def test_make_vec_and_gym_make_vec_agree():
+    a = steel_envs.make_vec(CARTPOLE, num_envs=2, device="cpu", max_episode_steps=7)
+    b = gym.make_vec(CARTPOLE, num_envs=2, vectorization_mode="vector_entry_point", device="cpu")
+    assert type(a) is type(b)
+    assert a.max_episode_steps == 7 and b.max_episode_steps == 500
+
+
+def test_returned_tensors_are_the_same_storage_every_step(cartpole):
+    obs, _ = cartpole.reset(seed=1)
+    ptrs = None
+    for actions in random_actions(cartpole, 30):
+        obs2, reward, terminated, truncated, info = cartpole.step(actions)
+        now = [t.data_ptr() for t in (obs2, reward, terminated, truncated, info["reward_alive"], info["final_obs"])]
+        assert ptrs is None or now == ptrs
+        ptrs = now
+    assert obs2.data_ptr() == obs.data_ptr()
+    obs3, _ = cartpole.reset()
+    assert obs3.data_ptr() == obs.data_ptr()
+
+
+def test_views_share_memory_with_the_warp_buffers(cartpole):
+    obs, _ = cartpole.reset(seed=0)
+    # The cart position observation is joint_q of each world's rail: same values, no copy.
+    q = cartpole.state_0.joint_q.numpy().reshape(cartpole.num_envs, 2)
+    np.testing.assert_array_equal(obs[:, 0].numpy(), q[:, 0])
+    assert obs.data_ptr() == cartpole._obs.ptr
+
+
+@pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
+def test_reward_is_the_sum_of_its_terms(env_id):
+    env = make(env_id, 4, seed=5)
+    names = [f"reward_{t}" for t in env.reward_terms]
+    for actions in random_actions(env, 25):
+        _, reward, _, _, info = env.step(actions)
+        total = np.zeros(env.num_envs, np.float32)
+        for name in names:
+            total = total + info[name].numpy()
+        np.testing.assert_array_equal(reward.numpy(), total)
+    env.close()
+
+
+def test_numpy_actions_equal_torch_actions():
+    a, b = make(CARTPOLE, 3, seed=2), make(CARTPOLE, 3, seed=2)
+    for actions in random_actions(a, 20):
+        oa = a.step(actions)[0]
+        ob = b.step(actions.double().numpy())[0]
+        assert torch.equal(oa, ob)
+
+
+def test_strided_and_grad_actions_equal_contiguous_actions():
+    a, b = make(CARTPOLE, 4, seed=2), make(CARTPOLE, 4, seed=2)
+    for actions in random_actions(a, 10):
+        wide = torch.zeros(4, 3)
+        wide[:, 1] = actions[:, 0]
+        strided = wide[:, 1:2]
+        assert not strided.is_contiguous()
+        oa = a.step(actions.clone().requires_grad_(True))[0].clone()
+        ob = b.step(strided)[0]
+        assert torch.equal(oa, ob)
+
+
+def test_actions_are_clipped_to_the_action_space():
+    a, b = make(CARTPOLE, 2, seed=4), make(CARTPOLE, 2, seed=4)
+    for _ in range(5):
+        oa = a.step(torch.full((2, 1), 5.0))[0]
+        ob = b.step(torch.ones(2, 1))[0]
+        assert torch.equal(oa, ob)
+
+
+@pytest.mark.parametrize(
+    ("actions", "error", "pattern"),
+    [
+        (torch.zeros(3, 1), ValueError, r"actions: expected shape \(2, 1\), got \(3, 1\)"),
+        (torch.zeros(2), ValueError, r"actions: expected shape \(2, 1\), got \(2,\)"),
+        (
+            torch.zeros(2, 1, dtype=torch.float64),
+            ValueError,
+            r"actions: expected dtype torch.float32, got torch.float64",
+        ),
+        (torch.zeros(2, 1, dtype=torch.int32), ValueError, "expected dtype torch.float32"),
+        (torch.zeros(2, 1, device="meta"), ValueError, r"actions: expected device cpu, got meta"),
+        (torch.tensor([[0.0], [float("nan")]]), ValueError, r"actions: expected finite values.*world\(s\) \[1\]"),
+        (torch.tensor([[float("inf")], [0.0]]), ValueError, r"world\(s\) \[0\]"),
+        (np.zeros((2, 2)), ValueError, r"expected shape \(2, 1\), got \(2, 2\)"),
+        (np.array([["a"], ["b"]]), ValueError, "expected a real dtype"),
+        (np.array([[np.nan], [0.0]]), ValueError, "expected finite values"),
+        ([[0.0], [0.0]], TypeError, "expected a torch.Tensor or numpy.ndarray, got list"),
+    ],
+)
+def test_bad_actions_raise_and_change_nothing(actions, error, pattern):
+    env, twin = make(CARTPOLE, 2, seed=9), make(CARTPOLE, 2, seed=9)
+    with pytest.raises(error, match=pattern):
+        env.step(actions)
+    # Nothing was stepped: the env continues exactly as its twin that never saw the bad input.
+    zeros = torch.zeros(2, 1)
+    assert torch.equal(env.step(zeros)[0], twin.step(zeros)[0])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "pattern"),
+    [
+        ({"num_envs": 0}, ValueError, "num_envs: expected an int >= 1, got 0"),
+        ({"num_envs": 2.5}, ValueError, "num_envs"),
+        ({"autoreset_mode": "sometimes"}, ValueError, "autoreset_mode: expected one of"),
+        ({"max_episode_steps": 0}, ValueError, "max_episode_steps"),
+        ({"seed": -1}, ValueError, "seed: expected None or an int >= 0"),
+        ({"render_mode": "human"}, ValueError, "render_mode"),
+        ({"pole_length": 2.0}, TypeError, r"unexpected keyword argument\(s\) \['pole_length'\]"),
+        ({"alive_reward": float("nan")}, ValueError, "alive_reward: expected a finite number"),
+        ({"alive_reward": "1"}, ValueError, "alive_reward: expected a number"),
+        ({"overflow_is_terminal": 1}, ValueError, "overflow_is_terminal: expected a bool"),
+        ({"obs_clip": -1.0}, ValueError, "obs_clip"),
+        ({"solver_options": {"iterations": 2, "nope": 1}}, ValueError, r"unknown SolverSteel option\(s\) \['nope'\]"),
+    ],
+)
+def test_bad_constructor_arguments_raise(kwargs, error, pattern):
+    kwargs = {"num_envs": 1, "device": "cpu", **kwargs}
+    with pytest.raises(error, match=pattern):
+        steel_envs.make_vec(CARTPOLE, **kwargs)
+
+
+def test_bad_reset_options_raise(cartpole):
+    with pytest.raises(ValueError, match=re.escape("options['reset_mask']: expected shape (4,), got (3,)")):
+        cartpole.reset(options={"reset_mask": np.ones(3, bool)})
+    with pytest.raises(ValueError, match="expected dtype bool"):
+        cartpole.reset(options={"reset_mask": np.ones(4, np.int64)})
+    with pytest.raises(ValueError, match=r"expected dtype torch\.bool"):
+        cartpole.reset(options={"reset_mask": torch.ones(4)})
+    with pytest.raises(ValueError, match=r"options: unknown key\(s\) \['mask'\]"):
+        cartpole.reset(options={"mask": np.ones(4, bool)})
+    with pytest.raises(ValueError, match="seed"):
+        cartpole.reset(seed=-3)
+
+
+def test_closed_env_raises(cartpole):
+    cartpole.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        cartpole.step(torch.zeros(4, 1))
+
+
+@pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
+def test_single_world_adapter_passes_env_checker_without_warnings(env_id):
+    env = gym.make(env_id, device="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+        # gym.make's own wrappers (order enforcing, passive checker, time limit) stay silent too.
+        obs, _ = env.reset(seed=0)
+        for _ in range(5):
+            obs, reward, terminated, _truncated, info = env.step(env.action_space.sample())
+    assert isinstance(obs, np.ndarray) and obs.dtype == np.float32
+    assert isinstance(reward, float) and isinstance(terminated, bool)
+    assert set(info) >= {f"reward_{t}" for t in env.unwrapped.vector_env.reward_terms}
+    env.close()
+
+
+def test_seeded_rollouts_are_bitwise_reproducible_and_worlds_differ():
+    runs = []
+    for _ in range(2):
+        env = make(ANT, 3, seed=11)
+        obs, _ = env.reset(seed=123)
+        traj = [obs.clone()]
+        for actions in random_actions(env, 15, seed=1):
+            traj.append(env.step(actions)[0].clone())
+        runs.append(torch.stack(traj))
+        env.close()
+    assert runs[0].numpy().tobytes() == runs[1].numpy().tobytes()
+    first = runs[0][0]
+    assert not torch.equal(first[0], first[1]) and not torch.equal(first[1], first[2])
+
+
+def test_reset_with_a_new_seed_changes_initial_states(cartpole):
+    a = cartpole.reset(seed=1)[0].clone()
+    b = cartpole.reset(seed=2)[0].clone()
+    c = cartpole.reset(seed=1)[0].clone()
+    assert not torch.equal(a, b)
+    assert torch.equal(a, c)
+
+
+def test_observation_table_matches_the_term_list():
+    from steel_envs.tasks.cartpole_balance import CartpoleBalanceEnv
+
+    doc = CartpoleBalanceEnv.__doc__
+    rows = re.findall(r"^\s*\| (\d+) \| ([^|]+) \|", doc.split("## Observation space")[1].split("##")[0], re.M)
+    assert [int(i) for i, _ in rows] == list(range(len(CartpoleBalanceEnv.observation_terms)))
+    for (_, text), (name, _) in zip(rows, CartpoleBalanceEnv.observation_terms, strict=True):
+        assert name.split()[-1] in text

@@ -1,0 +1,1 @@
+"""Training, evaluation and benchmark entry points (built on the core; RL libraries are optional extras)."""
