@@ -80,13 +80,11 @@ def reset_joint_state(
     q0 = coord_world_start[w]
     coord_count = coord_world_start[w + 1] - q0
     for i in range(coord_count):
-        n = 0.0
         n = wp.randn(rng) if q_noise_kind == NOISE_GAUSSIAN else 2.0 * wp.randf(rng) - 1.0
         joint_q[q0 + i] = default_q[i] + q_noise[i] * n
     d0 = dof_world_start[w]
     dof_count = dof_world_start[w + 1] - d0
     for i in range(dof_count):
-        n = 0.0
         n = wp.randn(rng) if qd_noise_kind == NOISE_GAUSSIAN else 2.0 * wp.randf(rng) - 1.0
         joint_qd[d0 + i] = default_qd[i] + qd_noise[i] * n
     if quat_coord >= 0:
@@ -109,7 +107,7 @@ def find_nonfinite_worlds(
 ):
     """Flag each world whose joint coordinates or velocities hold a NaN or an infinity."""
     w = wp.tid()
-    bad = False
+    bad = bool(False)
     for i in range(coord_world_start[w], coord_world_start[w + 1]):
         if not wp.isfinite(joint_q[i]):
             bad = True
@@ -192,7 +190,7 @@ def accumulate_rewards(
         reward[w] = 0.0
         done_mask[w] = False
         return
-    r = 0.0
+    r = float(0.0)
     for t in range(term_count):
         v = reward_terms[t, w]
         if not wp.isfinite(v):

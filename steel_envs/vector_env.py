@@ -173,6 +173,11 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._wp_device = wp.get_device(device)
         self.device = str(self._wp_device)
         self.torch_device = _to_torch_device(self._wp_device)
+        # Warp and torch queue work on different CUDA streams; the env orders them with events at its
+        # boundaries (the stream torch uses when the env is created).
+        self._torch_stream = (
+            wp.stream_from_torch(torch.cuda.current_stream(self.torch_device)) if self._wp_device.is_cuda else None
+        )
         self.solver_options = self.solver_defaults.replace(solver_options)
         self.closed = False
 
@@ -314,6 +319,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._truncated_t = to(self._truncated)
         self._done_t = to(self._done_mask)[: self.num_envs]
         self._reset_mask_t = to(self._reset_mask)
+        self._next_step_mask_t = to(self._next_step_mask)
         self._overflow_t = to(self._overflow)
         self._overflow_seen_t = to(self._overflow_seen)
         self._nonfinite_t = to(self._nonfinite)
@@ -412,20 +418,22 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             )
             self._seeded = True
 
+        selected = self._reset_mask_t[: self.num_envs]
         if mask_t is None:
-            self._reset_mask_t[: self.num_envs] = True
+            selected.fill_(True)
         else:
-            self._reset_mask_t[: self.num_envs] = mask_t
+            selected.copy_(mask_t)
         self._reset_mask_t[self.num_envs] = False
+        self._warp_waits_for_torch()
         self._reset_worlds(self._reset_mask)
+        self._observe()
+        self._torch_waits_for_warp()
         # Statistics of episodes ended before the reset are not reported again; NEXT_STEP resets pending
         # for the reset worlds are done.
         self._done_t.zero_()
-        next_step = wp.to_torch(self._next_step_mask)
-        next_step[: self.num_envs] &= ~self._reset_mask_t[: self.num_envs]
-        self._terminated_t[self._reset_mask_t[: self.num_envs]] = False
-        self._truncated_t[self._reset_mask_t[: self.num_envs]] = False
-        self._observe()
+        self._next_step_mask_t[: self.num_envs].masked_fill_(selected, False)
+        self._terminated_t.masked_fill_(selected, False)
+        self._truncated_t.masked_fill_(selected, False)
         return self._obs_t, {"constraint_overflow": self._overflow_t, "nonfinite_state": self._nonfinite_t}
 
     def step(
@@ -453,6 +461,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._check_open()
         actions_t = self._check_actions(actions)
         dev = self._wp_device
+        self._warp_waits_for_torch()
         wp.launch(
             kernels.clip_actions,
             (self.num_envs, self.action_dim),
@@ -544,6 +553,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             self._observe()
             if next_step:
                 wp.copy(self._next_step_mask, self._done_mask)
+        self._torch_waits_for_warp()
         return self._obs_t, self._reward_t, self._terminated_t, self._truncated_t, info
 
     def close_extras(self, **kwargs: Any) -> None:
@@ -648,6 +658,16 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             outputs=[out],
             device=self._wp_device,
         )
+
+    def _warp_waits_for_torch(self) -> None:
+        """Order the Warp stream after the work torch queued so far (tensors written by torch); no host sync."""
+        if self._torch_stream is not None:
+            self._wp_device.stream.wait_stream(self._torch_stream)
+
+    def _torch_waits_for_warp(self) -> None:
+        """Order torch's current stream after the Warp work queued so far (the returned views); no host sync."""
+        if self._torch_stream is not None:
+            self._torch_stream.wait_stream(self._wp_device.stream)
 
     def _check_open(self) -> None:
         if self.closed:

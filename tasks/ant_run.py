@@ -67,7 +67,7 @@ def _observe(
     obs: wp.array2d[wp.float32],
 ):
     w = wp.tid()
-    k = 0
+    k = int(0)
     q0 = coord_world_start[w]
     for i in range(first_coord, coord_world_start[w + 1] - q0):
         obs[w, k] = joint_q[q0 + i]
@@ -121,10 +121,10 @@ def _rewards(
     w = wp.tid()
     x_after = wp.transform_get_translation(body_q[body_world_start[w]])[0]
     x_velocity = (x_after - x_before[w]) / control_dt
-    ctrl = 0.0
+    ctrl = float(0.0)
     for j in range(actions.shape[1]):
         ctrl += actions[w, j] * actions[w, j]
-    contact = 0.0
+    contact = float(0.0)
     for b in range(body_world_start[w], body_world_start[w + 1]):
         f = body_wrench[b]
         for j in range(6):
@@ -133,7 +133,7 @@ def _rewards(
     reward_terms[0, w] = forward_reward_weight * x_velocity
     reward_terms[1, w] = -ctrl_cost_weight * ctrl
     reward_terms[2, w] = -contact_cost_weight * contact
-    survive = 0.0
+    survive = float(0.0)
     if healthy[w]:
         survive = healthy_reward
     reward_terms[3, w] = survive
