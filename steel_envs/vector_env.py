@@ -432,8 +432,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         # for the reset worlds are done.
         self._done_t.zero_()
         self._next_step_mask_t[: self.num_envs].masked_fill_(selected, False)
-        self._terminated_t.masked_fill_(selected, False)
-        self._truncated_t.masked_fill_(selected, False)
+        for flags in (self._terminated_t, self._truncated_t, self._overflow_t, self._nonfinite_t):
+            flags.masked_fill_(selected, False)
         return self._obs_t, {"constraint_overflow": self._overflow_t, "nonfinite_state": self._nonfinite_t}
 
     def step(

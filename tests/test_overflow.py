@@ -1,0 +1,99 @@
+"""The constraint_overflow term: ends exactly the flagged worlds, is reported, counted, cleared by reset."""
+
+from __future__ import annotations
+
+import warnings
+
+import newton
+import numpy as np
+import pytest
+import torch
+from conftest import ANT, assert_world_bit_identical, make
+
+N = 4
+AIRBORNE = np.array([False, True, False, True])
+ZEROS = torch.zeros(N, 8)
+# Measured (newton 1.8.0): an ant at rest on the ground needs 17-24 rows, an ant in the air 12 (speculative
+# contacts between the torso's capsules and the legs). 14 rows overflow the first and not the second.
+SMALL = {"articulation_constraint_max": 14, "warn_constraint_overflow": False}
+# The lifted ants are above the healthy z range; only the overflow term may end episodes here.
+KEEP = {"terminate_when_unhealthy": False}
+
+
+def _lift(env, worlds, height=3.0):
+    """Raise the ants of ``worlds`` by ``height`` [m]: no contact for the next steps."""
+    q = env.state_0.joint_q.numpy().reshape(N, env.coords_per_world)
+    q[worlds, 2] += height
+    env.state_0.joint_q.assign(q.ravel())
+    newton.eval_fk(env.model, env.state_0.joint_q, env.state_0.joint_qd, env.state_0)
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_overflow_ends_exactly_the_flagged_worlds(terminal):
+    env = make(ANT, N, seed=0, solver_options=SMALL, overflow_is_terminal=terminal, **KEEP)
+    twin = make(ANT, N, seed=0, solver_options=SMALL, autoreset_mode="Disabled", **KEEP)
+    for e in (env, twin):
+        _lift(e, AIRBORNE)
+    flags_before_reset = []
+    reset_worlds = env._reset_worlds
+
+    def spy(mask):
+        flags_before_reset.append(env.solver.constraint_overflow.numpy().copy())
+        reset_worlds(mask)
+
+    env._reset_worlds = spy
+    with pytest.warns(RuntimeWarning, match="articulation_constraint_max \\(now 14\\)") as record:
+        _, _, terminated, truncated, info = env.step(ZEROS)
+    with pytest.warns(RuntimeWarning):
+        twin.step(ZEROS)
+    grounded = ~AIRBORNE
+    flagged = flags_before_reset[0][:N]
+    np.testing.assert_array_equal(flagged, grounded)
+    np.testing.assert_array_equal(info["constraint_overflow"].numpy(), grounded)
+    ended_as = terminated if terminal else truncated
+    other = truncated if terminal else terminated
+    np.testing.assert_array_equal(ended_as.numpy(), grounded)
+    assert not other.numpy().any()
+    np.testing.assert_array_equal(info["_episode"].numpy(), grounded)
+    assert info["episode"]["constraint_overflow"].numpy()[grounded].all()
+    assert (info["episode"]["l"].numpy()[grounded] == 1).all()
+    # The reset cleared the flags of the reset worlds; the airborne worlds ran on untouched.
+    assert not env.solver.constraint_overflow.numpy().any()
+    for w in np.flatnonzero(AIRBORNE):
+        assert_world_bit_identical(env, twin, w)
+    # One warning, not one per step.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            env.step(ZEROS)
+    assert len([w for w in record if issubclass(w.category, RuntimeWarning)]) == 1
+
+
+def test_without_autoreset_a_flagged_world_stays_flagged_until_reset():
+    env = make(ANT, N, seed=0, solver_options=SMALL, autoreset_mode="Disabled", **KEEP)
+    _lift(env, AIRBORNE)
+    with pytest.warns(RuntimeWarning):
+        for _ in range(2):
+            _, _, _, truncated, info = env.step(ZEROS)
+    np.testing.assert_array_equal(truncated.numpy(), ~AIRBORNE)
+    env.reset(options={"reset_mask": ~AIRBORNE})
+    assert not env.solver.constraint_overflow.numpy()[:N][~AIRBORNE].any()
+    assert not info["constraint_overflow"].numpy()[~AIRBORNE].any()
+
+
+def test_global_entry_flags_every_world():
+    env = make(ANT, N, seed=0, autoreset_mode="Disabled")
+    env.solver.constraint_overflow.assign(np.array([False] * N + [True]))
+    with pytest.warns(RuntimeWarning):
+        _, _, _, truncated, info = env.step(ZEROS)
+    assert truncated.numpy().all() and info["constraint_overflow"].numpy().all()
+
+
+def test_sized_capacity_does_not_overflow_under_random_torques():
+    env = make(ANT, N, seed=1)
+    g = torch.Generator().manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(40):
+            info = env.step(torch.rand(N, 8, generator=g) * 2 - 1)[4]
+            assert not info["constraint_overflow"].any()

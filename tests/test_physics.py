@@ -1,0 +1,92 @@
+"""Physics checks against values computed independently of the env (by hand or by a second integrator)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from conftest import ANT, CARTPOLE, make
+
+GRAVITY = 9.81
+CART_MASS, POLE_MASS, HALF_LENGTH = 1.0, 0.1, 0.5
+
+
+def _cartpole_derivative(s: np.ndarray, force: float) -> np.ndarray:
+    """Cart-pole with a uniform-rod pole on a frictionless rail (Barto, Sutton & Anderson 1983, without
+    friction): the equations Gymnasium's CartPole-v1 integrates."""
+    _x, x_dot, th, th_dot = s
+    total = CART_MASS + POLE_MASS
+    temp = (force + POLE_MASS * HALF_LENGTH * th_dot**2 * np.sin(th)) / total
+    th_acc = (GRAVITY * np.sin(th) - np.cos(th) * temp) / (
+        HALF_LENGTH * (4.0 / 3.0 - POLE_MASS * np.cos(th) ** 2 / total)
+    )
+    x_acc = temp - POLE_MASS * HALF_LENGTH * th_acc * np.cos(th) / total
+    return np.array([x_dot, x_acc, th_dot, th_acc])
+
+
+def _rk4(s: np.ndarray, duration: float, h: float = 1.0e-4) -> np.ndarray:
+    for _ in range(round(duration / h)):
+        k1 = _cartpole_derivative(s, 0.0)
+        k2 = _cartpole_derivative(s + 0.5 * h * k1, 0.0)
+        k3 = _cartpole_derivative(s + 0.5 * h * k2, 0.0)
+        k4 = _cartpole_derivative(s + h * k3, 0.0)
+        s = s + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return s
+
+
+def test_unforced_pole_falls_as_the_equations_of_motion_predict():
+    """With zero force the pole falls; the angle follows an RK4 solution of the cart-pole ODE and the
+    episode terminates at the control step where that solution first leaves +-0.2 rad."""
+    env = make(CARTPOLE, 3, seed=21, autoreset_mode="Disabled")
+    obs, _ = env.reset(seed=21)
+    states = obs.numpy().astype(np.float64).copy()
+    dt = env.control_dt
+    predicted_end = np.full(3, -1)
+    actual_end = np.full(3, -1)
+    for step in range(1, 151):
+        obs, _, terminated, _, _ = env.step(torch.zeros(3, 1))
+        for w in range(3):
+            if predicted_end[w] < 0:
+                states[w] = _rk4(states[w], dt)
+                if abs(states[w, 2]) > 0.2:
+                    predicted_end[w] = step
+            if actual_end[w] < 0:
+                if predicted_end[w] < 0 or predicted_end[w] == step:
+                    # Symplectic Euler at 0.01 s against RK4: within 5 % of the angle (plus 2 mrad).
+                    assert abs(obs[w, 2].item() - states[w, 2]) <= 0.05 * abs(states[w, 2]) + 2.0e-3, (w, step)
+                if terminated[w]:
+                    actual_end[w] = step
+    assert (predicted_end > 0).all(), "every pole falls within 3 s"
+    assert np.all(np.abs(actual_end - predicted_end) <= 1), (actual_end, predicted_end)
+
+
+def test_ant_settles_on_the_ground_and_the_ground_carries_its_weight():
+    env = make(ANT, 2, seed=0, reset_noise_scale=0.0)
+    for _ in range(60):  # 3 s
+        _, _, terminated, truncated, info = env.step(torch.zeros(2, 8))
+        assert not (terminated | truncated).any()
+    q = env.state_0.joint_q.numpy().reshape(2, -1)
+    qd = env.state_0.joint_qd.numpy().reshape(2, -1)
+    assert np.abs(qd).max() < 1.0e-2, "at rest"
+    # The torso rests above its own radius (0.25 m), held up by the legs, and inside the healthy range.
+    assert np.all((q[:, 2] > 0.3) & (q[:, 2] < 1.0))
+    # The vertical contact forces on all bodies of a world sum to its weight m g (masses from the model).
+    mass = env.model.body_mass.numpy().reshape(2, -1).sum(axis=1)
+    wrench = env.body_contact_wrench.numpy().reshape(2, -1, 6)
+    np.testing.assert_allclose(wrench[:, :, 2].sum(axis=1), mass * GRAVITY, rtol=1.0e-2)
+    assert info["reward_survive"].numpy().tolist() == [1.0, 1.0]
+
+
+def test_ant_reward_terms_from_state_and_actions():
+    """Forward reward = torso x displacement over the control step; ctrl cost = 0.5 * sum(clip(a)^2)."""
+    env = make(ANT, 3, seed=4, autoreset_mode="Disabled")
+    g = torch.Generator().manual_seed(1)
+    for _ in range(10):
+        x_before = env.state_0.body_q.numpy().reshape(3, -1, 7)[:, 0, 0].copy()
+        actions = torch.rand(3, 8, generator=g) * 3 - 1.5
+        _, _, _, _, info = env.step(actions)
+        x_after = env.state_0.body_q.numpy().reshape(3, -1, 7)[:, 0, 0]
+        np.testing.assert_allclose(info["reward_forward"].numpy(), (x_after - x_before) / 0.05, rtol=1e-4, atol=1e-4)
+        ctrl = -0.5 * (actions.clamp(-1, 1).numpy().astype(np.float64) ** 2).sum(axis=1)
+        np.testing.assert_allclose(info["reward_ctrl"].numpy(), ctrl, rtol=1e-6)
+        assert (info["reward_contact"].numpy() <= 0).all()
+        assert (info["reward_contact"].numpy() >= -5e-4 * 6 * 9).all()
