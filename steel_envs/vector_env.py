@@ -479,7 +479,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
         skip = self._next_step_mask if next_step else self._no_world
         self._update_contact_wrenches()
-        if next_step:
+        if next_step and self._any_world(self._next_step_mask_t):
             self._reset_worlds(self._next_step_mask)
         self._post_physics()
         self._compute_terminations(self._terminated, self._truncated)
@@ -543,16 +543,16 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             "episode": self._episode_views,
             "_episode": self._done_t,
         }
+        self._observe()
         if self.autoreset_mode == AutoresetMode.SAME_STEP:
-            self._observe(self._final_obs)
             info["final_obs"] = self._final_obs_t
             info["_final_obs"] = self._done_t
-            self._reset_worlds(self._done_mask)
-            self._observe()
-        else:
-            self._observe()
-            if next_step:
-                wp.copy(self._next_step_mask, self._done_mask)
+            if self._any_world(self._done_t):
+                wp.copy(self._final_obs, self._obs)
+                self._reset_worlds(self._done_mask)
+                self._observe()
+        elif next_step:
+            wp.copy(self._next_step_mask, self._done_mask)
         self._torch_waits_for_warp()
         return self._obs_t, self._reward_t, self._terminated_t, self._truncated_t, info
 
@@ -658,6 +658,11 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             outputs=[out],
             device=self._wp_device,
         )
+
+    def _any_world(self, mask: torch.Tensor) -> bool:
+        """Whether ``mask`` selects a world. On the CPU the read is free; on CUDA it would sync the host, so
+        it answers True and the masked launches run (and select nothing)."""
+        return self._wp_device.is_cuda or bool(mask.any())
 
     def _warp_waits_for_torch(self) -> None:
         """Order the Warp stream after the work torch queued so far (tensors written by torch); no host sync."""

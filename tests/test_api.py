@@ -229,3 +229,10 @@ def test_observation_table_matches_the_term_list():
     assert [int(i) for i, _ in rows] == list(range(len(CartpoleBalanceEnv.observation_terms)))
     for (_, text), (name, _) in zip(rows, CartpoleBalanceEnv.observation_terms, strict=True):
         assert name.split()[-1] in text
+
+
+@pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
+def test_registered_time_limit_is_the_tasks_default(env_id):
+    spec = gym.spec(env_id)
+    vector_cls = gym.envs.registration.load_env_creator(spec.vector_entry_point)
+    assert spec.max_episode_steps == vector_cls.default_max_episode_steps
