@@ -170,7 +170,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self.render_mode = render_mode
         self.metadata = {**type(self).metadata, "autoreset_mode": autoreset_mode}
         self.autoreset_mode = autoreset_mode
-        self._wp_device = wp.get_device(device)
+        try:
+            self._wp_device = wp.get_device(device)
+        except Exception as e:
+            raise ValueError(f"device: expected None, 'cpu' or an available 'cuda:N', got {device!r} ({e})") from None
         self.device = str(self._wp_device)
         self.torch_device = _to_torch_device(self._wp_device)
         # Warp and torch queue work on different CUDA streams; the env orders them with events at its
@@ -534,7 +537,6 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             ],
             device=dev,
         )
-        self._warn_overflow_once()
 
         info: dict[str, Any] = {
             **self._term_views,
@@ -554,6 +556,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         elif next_step:
             wp.copy(self._next_step_mask, self._done_mask)
         self._torch_waits_for_warp()
+        self._warn_overflow_once()
         return self._obs_t, self._reward_t, self._terminated_t, self._truncated_t, info
 
     def close_extras(self, **kwargs: Any) -> None:

@@ -149,6 +149,7 @@ def test_bad_actions_raise_and_change_nothing(actions, error, pattern):
         ({"max_episode_steps": 0}, ValueError, "max_episode_steps"),
         ({"seed": -1}, ValueError, "seed: expected None or an int >= 0"),
         ({"render_mode": "human"}, ValueError, "render_mode"),
+        ({"device": "gpu"}, ValueError, "device: expected None, 'cpu' or an available 'cuda:N', got 'gpu'"),
         ({"pole_length": 2.0}, TypeError, r"unexpected keyword argument\(s\) \['pole_length'\]"),
         ({"alive_reward": float("nan")}, ValueError, "alive_reward: expected a finite number"),
         ({"alive_reward": "1"}, ValueError, "alive_reward: expected a number"),
