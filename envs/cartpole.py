@@ -106,10 +106,8 @@ class CartpoleScene(SteelVectorEnv):
         )
 
     def _apply_actions(self) -> None:
-        wp.launch(
+        self.launch_per_world(
             _apply_cart_force,
-            self.num_envs,
             inputs=[self._actions, float(self.config.force_scale), self.model.joint_dof_world_start],
             outputs=[self.control.joint_f],
-            device=self._wp_device,
         )

@@ -342,6 +342,13 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         """Time of one control step, ``physics_dt * decimation`` [s]."""
         return self.physics_dt * self.decimation
 
+    def launch_per_world(self, kernel: wp.Kernel, inputs: list[Any], outputs: list[Any] | None = None) -> None:
+        """Launch ``kernel`` with one thread per world (``wp.tid()`` is the world index) on the env device.
+
+        The helper scenes and tasks use for their term kernels; arguments as ``wp.launch``.
+        """
+        wp.launch(kernel, self.num_envs, inputs=inputs, outputs=outputs or [], device=self._wp_device)
+
     # ------------------------------------------------------------------ scene and task hooks
 
     @property
@@ -412,12 +419,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             seed = int(np.random.SeedSequence().entropy % 2**31)
         if seed is not None:
             super().reset(seed=int(seed))
-            wp.launch(
+            self.launch_per_world(
                 kernels.seed_rng,
-                self.num_envs,
                 inputs=[int(seed) % 2**31],
                 outputs=[self._rng_state],
-                device=self._wp_device,
             )
             self._seeded = True
 
@@ -463,14 +468,13 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         """
         self._check_open()
         actions_t = self._check_actions(actions)
-        dev = self._wp_device
         self._warp_waits_for_torch()
         wp.launch(
             kernels.clip_actions,
             (self.num_envs, self.action_dim),
             inputs=[wp.from_torch(actions_t, dtype=wp.float32), -1.0, 1.0],
             outputs=[self._actions],
-            device=dev,
+            device=self._wp_device,
         )
         self._apply_actions()
         self._pre_physics()
@@ -486,9 +490,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             self._reset_worlds(self._next_step_mask)
         self._post_physics()
         self._compute_terminations(self._terminated, self._truncated)
-        wp.launch(
+        self.launch_per_world(
             kernels.find_nonfinite_worlds,
-            self.num_envs,
             inputs=[
                 self.model.joint_coord_world_start,
                 self.model.joint_dof_world_start,
@@ -496,11 +499,9 @@ class SteelVectorEnv(gym.vector.VectorEnv):
                 self.state_0.joint_qd,
             ],
             outputs=[self._nonfinite],
-            device=dev,
         )
-        wp.launch(
+        self.launch_per_world(
             kernels.finalize_dones,
-            self.num_envs,
             inputs=[
                 self.solver.constraint_overflow,
                 self._nonfinite,
@@ -510,12 +511,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
                 bool(self.config.overflow_is_terminal),
             ],
             outputs=[self._episode_length, self._terminated, self._truncated, self._overflow, self._overflow_seen],
-            device=dev,
         )
         self._compute_rewards(self._reward_terms)
-        wp.launch(
+        self.launch_per_world(
             kernels.accumulate_rewards,
-            self.num_envs,
             inputs=[
                 len(self.reward_terms),
                 skip,
@@ -535,7 +534,6 @@ class SteelVectorEnv(gym.vector.VectorEnv):
                 self._final_term_sums,
                 self._final_overflow,
             ],
-            device=dev,
         )
 
         info: dict[str, Any] = {
@@ -582,11 +580,9 @@ class SteelVectorEnv(gym.vector.VectorEnv):
 
     def _reset_worlds(self, world_mask: wp.array) -> None:
         """Write initial states of the worlds in ``world_mask`` (num_envs + 1,) and clear their history."""
-        dev = self._wp_device
         model = self.model
-        wp.launch(
+        self.launch_per_world(
             kernels.reset_joint_state,
-            self.num_envs,
             inputs=[
                 world_mask,
                 model.joint_coord_world_start,
@@ -600,31 +596,26 @@ class SteelVectorEnv(gym.vector.VectorEnv):
                 self._init_quat_coord,
             ],
             outputs=[self._rng_state, self.state_0.joint_q, self.state_0.joint_qd],
-            device=dev,
         )
         wp.launch(
             kernels.world_mask_to_articulation_mask,
             model.articulation_count,
             inputs=[world_mask, model.articulation_world, self.num_envs],
             outputs=[self._articulation_mask],
-            device=dev,
+            device=self._wp_device,
         )
         newton.eval_fk(model, self.state_0.joint_q, self.state_0.joint_qd, self.state_0, mask=self._articulation_mask)
         self.solver.reset(self.state_0, world_mask=world_mask)
-        wp.launch(
+        self.launch_per_world(
             kernels.reset_episode_statistics,
-            self.num_envs,
             inputs=[world_mask, len(self.reward_terms)],
             outputs=[self._episode_length, self._episode_return, self._episode_term_sums],
-            device=dev,
         )
         if self.body_contact_wrench is not None:
-            wp.launch(
+            self.launch_per_world(
                 kernels.zero_world_body_wrenches,
-                self.num_envs,
                 inputs=[world_mask, model.body_world_start],
                 outputs=[self.body_contact_wrench],
-                device=dev,
             )
         self._reset_task(world_mask)
 

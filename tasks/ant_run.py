@@ -203,19 +203,16 @@ class AntRunEnv(AntScene):
         self._healthy = wp.zeros(self.num_envs, dtype=wp.bool)
 
     def _pre_physics(self) -> None:
-        wp.launch(
+        self.launch_per_world(
             _record_torso_x,
-            self.num_envs,
             inputs=[self.model.body_world_start, self.state_0.body_q],
             outputs=[self._x_before],
-            device=self._wp_device,
         )
 
     def _compute_observations(self, obs: wp.array) -> None:
         m, c = self.model, self.config
-        wp.launch(
+        self.launch_per_world(
             _observe,
-            self.num_envs,
             inputs=[
                 m.joint_coord_world_start,
                 m.joint_dof_world_start,
@@ -228,14 +225,12 @@ class AntRunEnv(AntScene):
                 float(c.contact_force_clip),
             ],
             outputs=[obs],
-            device=self._wp_device,
         )
 
     def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
         c = self.config
-        wp.launch(
+        self.launch_per_world(
             _terminations,
-            self.num_envs,
             inputs=[
                 self.model.joint_coord_world_start,
                 self.state_0.joint_q,
@@ -244,14 +239,12 @@ class AntRunEnv(AntScene):
                 bool(c.terminate_when_unhealthy),
             ],
             outputs=[self._healthy, terminated, truncated],
-            device=self._wp_device,
         )
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:
         c = self.config
-        wp.launch(
+        self.launch_per_world(
             _rewards,
-            self.num_envs,
             inputs=[
                 self.model.body_world_start,
                 self.state_0.body_q,
@@ -267,7 +260,6 @@ class AntRunEnv(AntScene):
                 float(c.contact_force_clip),
             ],
             outputs=[reward_terms],
-            device=self._wp_device,
         )
 
 

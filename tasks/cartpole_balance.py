@@ -117,19 +117,16 @@ class CartpoleBalanceEnv(CartpoleScene):
 
     def _compute_observations(self, obs: wp.array) -> None:
         m = self.model
-        wp.launch(
+        self.launch_per_world(
             _observe,
-            self.num_envs,
             inputs=[m.joint_coord_world_start, m.joint_dof_world_start, self.state_0.joint_q, self.state_0.joint_qd],
             outputs=[obs],
-            device=self._wp_device,
         )
 
     def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
         c = self.config
-        wp.launch(
+        self.launch_per_world(
             _terminations,
-            self.num_envs,
             inputs=[
                 self.model.joint_coord_world_start,
                 self.state_0.joint_q,
@@ -137,16 +134,13 @@ class CartpoleBalanceEnv(CartpoleScene):
                 float(c.cart_position_limit),
             ],
             outputs=[terminated, truncated],
-            device=self._wp_device,
         )
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:
-        wp.launch(
+        self.launch_per_world(
             _rewards,
-            self.num_envs,
             inputs=[float(self.config.alive_reward)],
             outputs=[reward_terms],
-            device=self._wp_device,
         )
 
 
