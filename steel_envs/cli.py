@@ -57,7 +57,7 @@ def rollout(
 
     from tqdm import tqdm
 
-    bar = tqdm(range(steps), desc=env_id, unit="step", disable=not progress, dynamic_ncols=True)
+    bar = tqdm(range(steps), desc=env_id, unit="step", disable=not progress, dynamic_ncols=True, mininterval=0.5)
     start = time.perf_counter()
     for step in bar:
         if step == 1:
@@ -76,7 +76,7 @@ def rollout(
             lengths += episode["l"][ended].tolist()
             overflow += int(episode["constraint_overflow"][ended].sum())
             nonfinite += int(info["nonfinite_state"][ended].sum())
-            bar.set_postfix(episodes=len(returns), mean_return=f"{sum(returns) / len(returns):.2f}")
+            bar.set_postfix(episodes=len(returns), mean_return=f"{sum(returns) / len(returns):.2f}", refresh=False)
     if env.torch_device.type == "cuda":
         torch.cuda.synchronize(env.torch_device)
     seconds = time.perf_counter() - start
@@ -96,6 +96,7 @@ def rollout(
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="steel-envs", description=__doc__)
+    parser.add_argument("--verbose", action="store_true", help="show Warp's start-up and kernel-compile messages")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("rollout", help="run a random or zero policy and print throughput and episode statistics")
     p.add_argument("env_id", help="environment ID, e.g. steel_envs/AntRun-v0")
@@ -105,7 +106,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", choices=("random", "zero"), default="random", help="action policy (default random)")
     p.add_argument("--seed", type=int, default=0, help="seed of the env and the policy (default 0)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    p.add_argument("--verbose", action="store_true", help="show Warp's kernel-compile messages")
     sub.add_parser("list", help="list the registered environment IDs")
     return parser
 
@@ -127,21 +127,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"steel-envs: unknown environment {args.env_id!r}; known: {', '.join(steel_envs.ENV_IDS)}", file=sys.stderr
         )
         return 2
-    r = rollout(
-        args.env_id,
-        num_envs=args.num_envs,
-        steps=args.steps,
-        device=args.device,
-        policy=args.policy,
-        seed=args.seed,
-        progress=not args.no_progress,
-    )
+    print(f"building {args.num_envs} worlds of {args.env_id} (the first run compiles Warp kernels, about a minute)")
+    try:
+        r = rollout(
+            args.env_id,
+            num_envs=args.num_envs,
+            steps=args.steps,
+            device=args.device,
+            policy=args.policy,
+            seed=args.seed,
+            progress=not args.no_progress,
+        )
+    except ValueError as e:
+        print(f"steel-envs: {e}", file=sys.stderr)
+        return 2
     print(f"{args.env_id}: {args.num_envs} worlds x {args.steps} steps, {args.policy} policy, {r['seconds']:.2f} s")
     print(f"  env-steps/s      {r['env_steps_per_s']:.0f}")
     print(f"  physics-steps/s  {r['physics_steps_per_s']:.0f}")
     print(f"  episodes ended   {r['episodes']:.0f}")
-    print(f"  mean return      {r['mean_return']:.3f}")
-    print(f"  mean length      {r['mean_length']:.1f}")
+    if r["episodes"]:
+        print(f"  mean return      {r['mean_return']:.3f}")
+        print(f"  mean length      {r['mean_length']:.1f}")
     print(f"  ended by constraint overflow  {r['overflow_episodes']:.0f}")
     print(f"  ended by non-finite state     {r['nonfinite_episodes']:.0f}")
     return 0

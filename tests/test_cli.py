@@ -1,0 +1,50 @@
+"""The console script, run as a user runs it (subprocess, tiny budget)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import steel_envs
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "steel_envs.cli", *args], capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+def test_list_prints_every_id():
+    r = _cli("list")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == list(steel_envs.ENV_IDS)
+
+
+def test_rollout_prints_throughput_and_episode_statistics():
+    r = _cli(
+        "rollout",
+        "steel_envs/CartpoleBalance-v0",
+        "--num-envs",
+        "4",
+        "--steps",
+        "60",
+        "--device",
+        "cpu",
+        "--policy",
+        "zero",
+        "--no-progress",
+    )
+    assert r.returncode == 0, r.stderr
+    for key in ("env-steps/s", "physics-steps/s", "episodes ended", "mean return", "ended by constraint overflow"):
+        assert key in r.stdout
+    # A zero force lets every pole fall within 60 steps (see test_physics); CartPole returns equal lengths.
+    lines = dict(line.rsplit(None, 1) for line in r.stdout.splitlines()[2:] if line.strip())
+    assert float(lines["  episodes ended"]) >= 4
+    assert float(lines["  mean return"]) == float(lines["  mean length"])
+
+
+def test_bad_arguments_give_a_one_line_error():
+    r = _cli("rollout", "steel_envs/Nope-v0")
+    assert r.returncode == 2 and "unknown environment 'steel_envs/Nope-v0'" in r.stderr
+    r = _cli("rollout", "steel_envs/CartpoleBalance-v0", "--device", "tpu", "--steps", "3")
+    assert r.returncode == 2 and "device: expected" in r.stderr and "Traceback" not in r.stderr
