@@ -39,6 +39,11 @@ class AntSceneConfig(TaskConfig):
     reset_noise_scale: float = 0.1
     """Initial q noise U(-s, s) on every coordinate, qd noise s * N(0, 1) (Gymnasium Ant-v5)."""
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require_positive("action_scale")
+        self.require_nonnegative("reset_noise_scale")
+
 
 @wp.kernel(enable_backward=False)
 def _apply_hinge_torques(

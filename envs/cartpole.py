@@ -41,6 +41,11 @@ class CartpoleSceneConfig(TaskConfig):
     reset_noise_scale: float = 0.05
     """Half-width of the uniform noise on x [m], x_dot [m/s], theta [rad] and theta_dot [rad/s] (CartPole-v1)."""
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require_positive("force_scale")
+        self.require_nonnegative("reset_noise_scale")
+
 
 @wp.kernel(enable_backward=False)
 def _apply_cart_force(

@@ -12,6 +12,8 @@ from .vector_env import SteelVectorEnv
 
 __all__ = ["SteelSingleEnv", "single_world"]
 
+_NO_TIME_LIMIT = 2**31 - 1
+
 
 class SteelSingleEnv(gym.Env):
     """One world of a :class:`SteelVectorEnv` as a ``gymnasium.Env`` with numpy observations and actions.
@@ -20,6 +22,10 @@ class SteelSingleEnv(gym.Env):
     single-env semantics of Gymnasium. Observations are float32 arrays of shape (obs_dim,) copied off
     the device; ``info`` holds ``reward_<term>`` floats, ``constraint_overflow`` and ``nonfinite_state``
     bools.
+
+    As with Gymnasium's own environments, the time limit is the ``TimeLimit`` wrapper that ``gym.make``
+    adds (the registered ``max_episode_steps``, or the one given to ``gym.make``); the env itself has
+    none unless ``max_episode_steps`` is passed to its constructor directly.
 
     Args:
         **kwargs: Keyword arguments of the vector env (``device``, ``seed``, ``max_episode_steps``,
@@ -35,6 +41,7 @@ class SteelSingleEnv(gym.Env):
         for key in ("num_envs", "autoreset_mode"):
             if key in kwargs:
                 raise TypeError(f"{type(self).__name__}: {key} is fixed for a single-world env; use gym.make_vec")
+        kwargs.setdefault("max_episode_steps", _NO_TIME_LIMIT)
         self.vector_env = self.vector_cls(num_envs=1, autoreset_mode="Disabled", **kwargs)
         self.observation_space = self.vector_env.single_observation_space
         self.action_space = self.vector_env.single_action_space
@@ -42,22 +49,36 @@ class SteelSingleEnv(gym.Env):
         self.render_mode = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
-        """Reset the world; ``seed`` reseeds it (same seed, same initial state)."""
+        """Reset the world; ``seed`` reseeds it (same seed, same initial state).
+
+        Raises:
+            ValueError: On a seed that is not None or an int >= 0, or non-empty ``options``.
+        """
+        if seed is not None:
+            if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+                raise ValueError(f"seed: expected None or an int >= 0, got {seed!r}")
+            seed = int(seed)
+        if options is not None and (not isinstance(options, dict) or options):
+            raise ValueError(f"options: a single-world env takes no options (None or {{}}), got {options!r}")
         super().reset(seed=seed)
-        if options:
-            raise ValueError(f"options: a single-world env takes no options, got {sorted(options)}")
         obs, info = self.vector_env.reset(seed=seed)
         return obs[0].cpu().numpy().copy(), self._info(info)
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict]:
-        """Step the world with ``action`` of shape (action_dim,).
+        """Step the world with ``action`` of shape (action_dim,), any real dtype; clipped to [-1, 1].
 
         Raises:
-            ValueError: On a wrong shape or non-finite entries (see :meth:`SteelVectorEnv.step`).
+            ValueError: On a wrong shape or dtype or non-finite entries; nothing is stepped then.
         """
+        if isinstance(action, torch.Tensor):
+            action = action.detach().cpu().numpy()
         action = np.asarray(action)
         if action.shape != self.action_space.shape:
             raise ValueError(f"action: expected shape {self.action_space.shape}, got {action.shape}")
+        if action.dtype.kind not in "fiu":
+            raise ValueError(f"action: expected a real dtype, got {action.dtype}")
+        if not np.isfinite(action).all():
+            raise ValueError(f"action: expected finite values, got {action.tolist()}")
         obs, reward, terminated, truncated, info = self.vector_env.step(action[None])
         return (
             obs[0].cpu().numpy().copy(),

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 import warp as wp
 
 __all__ = ["SteelSolverOptions"]
@@ -144,13 +147,17 @@ class SteelSolverOptions:
     def replace(self, overrides: Mapping[str, Any] | None) -> SteelSolverOptions:
         """Return a copy with ``overrides`` applied.
 
+        Values are checked against the field's type here (a bool for a bool, an int in int32 range for an
+        int, a finite float32 for a float, one of the literals, None only where the solver takes None) and
+        numpy scalars become Python scalars; ranges beyond those below are checked by the solver.
+
         Args:
             overrides: Option names and values, or None for no change.
 
         Raises:
             TypeError: If ``overrides`` is not a mapping.
-            ValueError: If a key is not a keyword of ``SolverSteel.__init__``; the message names it and
-                lists the valid keys. Values are validated by the solver at construction.
+            ValueError: If a key is not a keyword of ``SolverSteel.__init__`` (the message lists the valid
+                keys), or a value has the wrong type or is out of range (the message names the option).
         """
         if overrides is None:
             return dataclasses.replace(self)
@@ -161,8 +168,67 @@ class SteelSolverOptions:
             raise ValueError(
                 f"solver_options: unknown SolverSteel option(s) {unknown}; valid keys are {list(self.field_names())}"
             )
-        return dataclasses.replace(self, **overrides)
+        hints = typing.get_type_hints(type(self), globalns={"wp": wp, **globals()})
+        checked = {name: _check_option(name, hints[name], value) for name, value in overrides.items()}
+        return dataclasses.replace(self, **checked)
 
     def as_kwargs(self) -> dict[str, Any]:
         """The options as keyword arguments of ``SolverSteel.__init__``."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+_INT32 = (-(2**31), 2**31 - 1)
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+# Options whose documented value set includes infinity.
+_INF_ALLOWED = frozenset(
+    {"joint_limit_activation_gap", "velocity_limit_activation_fraction", "contact_friction_gap_max"}
+)
+# Ranges the solver itself does not check: (low, high, both ends inclusive). baumgarte is a fraction of the
+# error removed per step (reference page); successive over-relaxation converges only for 0 < relaxation < 2.
+_RANGES = {"baumgarte": (0.0, 1.0, True), "cfm": (0.0, math.inf, True), "relaxation": (0.0, 2.0, False)}
+
+
+def _check_option(name: str, hint: Any, value: Any) -> Any:
+    """Check one option value against its field type; return it as a Python scalar."""
+    args = typing.get_args(hint)
+    if value is None:
+        if type(None) in args:
+            return None
+        raise ValueError(f"solver_options[{name!r}]: None is not allowed")
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        hint = next(a for a in args if a is not type(None))
+        args = typing.get_args(hint)
+    if typing.get_origin(hint) is Literal:
+        if not isinstance(value, str) or value not in args:
+            raise ValueError(f"solver_options[{name!r}]: expected one of {list(args)}, got {value!r}")
+        return value
+    if hint is bool:
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"solver_options[{name!r}]: expected a bool, got {value!r}")
+        return bool(value)
+    if hint is int:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"solver_options[{name!r}]: expected an int, got {value!r}")
+        if not _INT32[0] <= value <= _INT32[1]:
+            raise ValueError(f"solver_options[{name!r}]: expected an int in int32 range, got {value!r}")
+        return int(value)
+    if hint is float:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise ValueError(f"solver_options[{name!r}]: expected a number, got {value!r}")
+        value = float(value)
+        if (
+            math.isnan(value)
+            or (math.isinf(value) and name not in _INF_ALLOWED)
+            or (math.isfinite(value) and abs(value) > _FLOAT32_MAX)
+        ):
+            raise ValueError(f"solver_options[{name!r}]: expected a finite float32 number, got {value!r}")
+        if name in _RANGES:
+            low, high, closed = _RANGES[name]
+            inside = low <= value <= high if closed else low < value < high
+            if not inside:
+                bounds = f"[{low}, {high}]" if closed else f"({low}, {high})"
+                raise ValueError(f"solver_options[{name!r}]: expected a value in {bounds}, got {value!r}")
+        return value
+    if isinstance(hint, type) and not isinstance(value, hint):
+        raise ValueError(f"solver_options[{name!r}]: expected a {hint.__name__}, got {value!r}")
+    return value

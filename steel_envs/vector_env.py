@@ -39,8 +39,21 @@ class TaskConfig:
     """Observations are clipped to [-obs_clip, obs_clip], the finite bounds of the observation space."""
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.obs_clip, (int, float)) and math.isfinite(self.obs_clip) and self.obs_clip > 0.0):
-            raise ValueError(f"obs_clip: expected a finite number > 0, got {self.obs_clip!r}")
+        self.require_positive("obs_clip")
+
+    def require_positive(self, *names: str) -> None:
+        """Raise ValueError unless each named field is > 0 in float32 (what the kernels receive)."""
+        for name in names:
+            value = getattr(self, name)
+            if not np.float32(value) > 0.0:
+                raise ValueError(f"{name}: expected a number > 0 (in float32), got {value!r}")
+
+    def require_nonnegative(self, *names: str) -> None:
+        """Raise ValueError unless each named field is >= 0."""
+        for name in names:
+            value = getattr(self, name)
+            if not np.float32(value) >= 0.0:
+                raise ValueError(f"{name}: expected a number >= 0, got {value!r}")
 
 
 @dataclass(kw_only=True)
@@ -144,8 +157,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         render_mode: str | None = None,
         **config: Any,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs: expected an int >= 1, got {num_envs!r}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or not 1 <= num_envs < 2**31:
+            raise ValueError(f"num_envs: expected an int in [1, 2**31), got {num_envs!r}")
         if max_episode_steps is None:
             max_episode_steps = self.default_max_episode_steps
         if isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, (int, np.integer)):
@@ -421,7 +434,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             super().reset(seed=int(seed))
             self.launch_per_world(
                 kernels.seed_rng,
-                inputs=[int(seed) % 2**31],
+                inputs=[_device_seed(int(seed))],
                 outputs=[self._rng_state],
             )
             self._seeded = True
@@ -679,15 +692,24 @@ class SteelVectorEnv(gym.vector.VectorEnv):
                 raise ValueError(f"actions: expected a real dtype, got numpy {actions.dtype}")
             if actions.shape != expected:
                 raise ValueError(f"actions: expected shape {expected}, got {actions.shape}")
-            actions = torch.from_numpy(np.ascontiguousarray(actions, dtype=np.float32)).to(self.torch_device)
-        elif isinstance(actions, torch.Tensor):
+            finite = np.isfinite(actions).all(axis=1)
+            if not finite.all():
+                bad = np.flatnonzero(~finite)[:8].tolist()
+                raise ValueError(f"actions: expected finite values, got NaN or inf in world(s) {bad}")
+            # Clipped in the input's own precision first, so finite values beyond float32 clip as documented.
+            clipped = np.clip(actions, -1.0, 1.0).astype(np.float32)
+            return torch.from_numpy(clipped).to(self.torch_device)
+        if isinstance(actions, torch.Tensor):
             if actions.dtype != torch.float32:
                 raise ValueError(f"actions: expected dtype torch.float32, got {actions.dtype}")
+            if actions.layout != torch.strided:
+                raise ValueError(f"actions: expected a dense (strided) tensor, got layout {actions.layout}")
             if actions.device != self.torch_device:
                 raise ValueError(f"actions: expected device {self.torch_device}, got {actions.device}")
             if tuple(actions.shape) != expected:
                 raise ValueError(f"actions: expected shape {expected}, got {tuple(actions.shape)}")
-            actions = actions.detach()
+            # Lazy negation / conjugation bits are not in the memory Warp reads: materialize them.
+            actions = actions.detach().resolve_neg().resolve_conj()
             if not actions.is_contiguous():
                 actions = actions.contiguous()
         else:
@@ -702,10 +724,15 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         if isinstance(mask, np.ndarray):
             if mask.dtype != np.bool_:
                 raise ValueError(f"options['reset_mask']: expected dtype bool, got numpy {mask.dtype}")
-            mask = torch.from_numpy(np.ascontiguousarray(mask)).to(self.torch_device)
+            mask = torch.tensor(mask, device=self.torch_device)
         elif isinstance(mask, torch.Tensor):
             if mask.dtype != torch.bool:
                 raise ValueError(f"options['reset_mask']: expected dtype torch.bool, got {mask.dtype}")
+            if mask.layout != torch.strided or mask.device.type == "meta":
+                raise ValueError(
+                    f"options['reset_mask']: expected a dense tensor with data, got layout {mask.layout} on "
+                    f"{mask.device}"
+                )
             mask = mask.to(self.torch_device)
         else:
             raise ValueError(
@@ -744,6 +771,15 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         )
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _device_seed(seed: int) -> int:
+    """Map any seed >= 0 to the int32 seed of Warp's ``rand_init``, distinct seeds to distinct streams
+    (up to hash collisions), through NumPy's SeedSequence."""
+    return int(np.random.SeedSequence(seed).generate_state(1, np.uint32)[0] & 0x7FFFFFFF)
+
+
 def _check_config_value(field: dataclasses.Field, value: Any) -> None:
     """Reject a config value whose type does not match the field's default (bool vs number, NaN, inf)."""
     default = field.default
@@ -753,7 +789,7 @@ def _check_config_value(field: dataclasses.Field, value: Any) -> None:
     elif isinstance(default, (int, float)):
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise ValueError(f"{field.name}: expected a number, got {value!r}")
-        if not math.isfinite(float(value)):
-            raise ValueError(f"{field.name}: expected a finite number, got {value!r}")
+        if not math.isfinite(float(value)) or abs(float(value)) > _FLOAT32_MAX:
+            raise ValueError(f"{field.name}: expected a finite number within float32 range, got {value!r}")
     elif isinstance(default, tuple) and not (isinstance(value, (tuple, list)) and len(value) == len(default)):
         raise ValueError(f"{field.name}: expected a sequence of {len(default)} numbers, got {value!r}")

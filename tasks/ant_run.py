@@ -43,8 +43,7 @@ class AntRunConfig(AntSceneConfig):
             raise ValueError(
                 f"healthy_z_min, healthy_z_max: expected min < max, got {self.healthy_z_min}, {self.healthy_z_max}"
             )
-        if not self.contact_force_clip > 0.0:
-            raise ValueError(f"contact_force_clip: expected > 0, got {self.contact_force_clip}")
+        self.require_positive("contact_force_clip")
 
 
 @wp.kernel(enable_backward=False)

@@ -23,6 +23,10 @@ class CartpoleBalanceConfig(CartpoleSceneConfig):
     cart_position_limit: float = 2.4
     """Terminate when |x| exceeds this [m]: the cart left the rail."""
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require_positive("pole_angle_limit", "cart_position_limit")
+
 
 @wp.func
 def _wrap_angle(a: float):

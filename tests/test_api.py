@@ -143,7 +143,8 @@ def test_bad_actions_raise_and_change_nothing(actions, error, pattern):
 @pytest.mark.parametrize(
     ("kwargs", "error", "pattern"),
     [
-        ({"num_envs": 0}, ValueError, "num_envs: expected an int >= 1, got 0"),
+        ({"num_envs": 0}, ValueError, r"num_envs: expected an int in \[1, 2\*\*31\), got 0"),
+        ({"num_envs": 10**30}, ValueError, "num_envs"),
         ({"num_envs": 2.5}, ValueError, "num_envs"),
         ({"autoreset_mode": "sometimes"}, ValueError, "autoreset_mode: expected one of"),
         ({"max_episode_steps": 0}, ValueError, "max_episode_steps"),
@@ -152,10 +153,30 @@ def test_bad_actions_raise_and_change_nothing(actions, error, pattern):
         ({"device": "gpu"}, ValueError, "device: expected None, 'cpu' or an available 'cuda:N', got 'gpu'"),
         ({"pole_length": 2.0}, TypeError, r"unexpected keyword argument\(s\) \['pole_length'\]"),
         ({"alive_reward": float("nan")}, ValueError, "alive_reward: expected a finite number"),
+        ({"alive_reward": 1e39}, ValueError, "alive_reward: expected a finite number within float32 range"),
+        ({"reset_noise_scale": 1e39}, ValueError, "reset_noise_scale"),
+        ({"reset_noise_scale": -0.1}, ValueError, "reset_noise_scale: expected a number >= 0"),
+        ({"obs_clip": 1e-50}, ValueError, r"obs_clip: expected a number > 0 \(in float32\)"),
+        ({"pole_angle_limit": 0.0}, ValueError, "pole_angle_limit: expected a number > 0"),
+        ({"force_scale": -10.0}, ValueError, "force_scale"),
         ({"alive_reward": "1"}, ValueError, "alive_reward: expected a number"),
         ({"overflow_is_terminal": 1}, ValueError, "overflow_is_terminal: expected a bool"),
         ({"obs_clip": -1.0}, ValueError, "obs_clip"),
         ({"solver_options": {"iterations": 2, "nope": 1}}, ValueError, r"unknown SolverSteel option\(s\) \['nope'\]"),
+        (
+            {"solver_options": {"enable_joint_limits": "False"}},
+            ValueError,
+            r"\['enable_joint_limits'\]: expected a bool",
+        ),
+        ({"solver_options": {"iterations": 2**32 + 1}}, ValueError, r"\['iterations'\]: expected an int in int32"),
+        ({"solver_options": {"iterations": 1.9}}, ValueError, r"\['iterations'\]: expected an int"),
+        ({"solver_options": {"iterations": "12"}}, ValueError, r"\['iterations'\]: expected an int"),
+        ({"solver_options": {"baumgarte": float("nan")}}, ValueError, r"\['baumgarte'\]: expected a finite"),
+        ({"solver_options": {"baumgarte": -5.0}}, ValueError, r"\['baumgarte'\]: expected a value in \[0.0, 1.0\]"),
+        ({"solver_options": {"relaxation": float("inf")}}, ValueError, r"\['relaxation'\]"),
+        ({"solver_options": {"cfm": -1.0}}, ValueError, r"\['cfm'\]"),
+        ({"solver_options": {"solve_mode": "fast"}}, ValueError, r"\['solve_mode'\]: expected one of"),
+        ({"solver_options": {"iterations": None}}, ValueError, r"\['iterations'\]: None is not allowed"),
     ],
 )
 def test_bad_constructor_arguments_raise(kwargs, error, pattern):
@@ -237,3 +258,77 @@ def test_registered_time_limit_is_the_tasks_default(env_id):
     spec = gym.spec(env_id)
     vector_cls = gym.envs.registration.load_env_creator(spec.vector_entry_point)
     assert spec.max_episode_steps == vector_cls.default_max_episode_steps
+
+
+def test_bad_reset_masks_are_rejected_before_anything_changes(cartpole):
+    twin = make(CARTPOLE, 4, seed=3)
+    sparse = torch.tensor([True, False, True, False]).to_sparse()
+    for mask in (sparse, torch.ones(4, dtype=torch.bool, device="meta")):
+        with pytest.raises(ValueError, match=r"options\['reset_mask'\]: expected a dense tensor"):
+            cartpole.reset(seed=5, options={"reset_mask": mask})
+    assert torch.equal(cartpole.reset()[0], twin.reset()[0])
+
+
+def test_lazily_negated_actions_are_read_with_their_sign():
+    a, b = make(CARTPOLE, 2, seed=6), make(CARTPOLE, 2, seed=6)
+    x = torch.full((2, 1), 0.7)
+    neg = torch._neg_view(x)
+    assert neg.is_neg()
+    for _ in range(5):
+        assert torch.equal(a.step(neg)[0], b.step(torch.full((2, 1), -0.7))[0])
+
+
+def test_finite_numpy_actions_beyond_float32_are_clipped():
+    a, b = make(CARTPOLE, 2, seed=6), make(CARTPOLE, 2, seed=6)
+    for _ in range(3):
+        oa = a.step(np.array([[1e300], [-1e39]]))[0]
+        ob = b.step(torch.tensor([[1.0], [-1.0]]))[0]
+        assert torch.equal(oa, ob)
+
+
+def test_large_seeds_give_distinct_streams():
+    env = make(CARTPOLE, 2)
+    first = {seed: env.reset(seed=seed)[0].clone() for seed in (7, 2**31 + 7, 2**64, 0)}
+    assert not torch.equal(first[7], first[2**31 + 7])
+    assert not torch.equal(first[0], first[2**64])
+
+
+def _balance(obs: np.ndarray) -> np.ndarray:
+    """A PD controller on angle and cart position that keeps the pole up indefinitely."""
+    x, x_dot, theta, theta_dot = obs
+    return np.array([np.clip(10.0 * theta + 2.0 * theta_dot + 0.1 * x + 0.2 * x_dot, -1.0, 1.0)], np.float32)
+
+
+@pytest.mark.parametrize(("limit", "expected"), [(None, 500), (30, 30), (600, 600)])
+def test_gym_make_time_limit_is_honoured(limit, expected):
+    kwargs = {} if limit is None else {"max_episode_steps": limit}
+    env = gym.make(CARTPOLE, device="cpu", **kwargs)
+    obs, _ = env.reset(seed=0)
+    for step in range(1, 700):
+        obs, _, terminated, truncated, _ = env.step(_balance(obs))
+        assert not terminated, f"the controller keeps the pole up (step {step})"
+        if truncated:
+            break
+    assert step == expected
+    env.close()
+
+
+def test_single_world_step_and_reset_validate_before_acting():
+    env = gym.make(CARTPOLE, device="cpu").unwrapped
+    env.reset(seed=1)
+    for bad, pattern in [
+        (np.array([np.nan]), "action: expected finite"),
+        (np.array(["a"]), "action: expected a real"),
+        (np.zeros((1, 1)), r"action: expected shape \(1,\)"),
+    ]:
+        with pytest.raises(ValueError, match=pattern):
+            env.step(bad)
+    with pytest.raises(ValueError, match="seed"):
+        env.reset(seed=True)
+    with pytest.raises(ValueError, match="options"):
+        env.reset(options=[])
+    obs_a, _ = env.reset(seed=np.int64(3))
+    obs_b, _ = env.reset(seed=3)
+    np.testing.assert_array_equal(obs_a, obs_b)
+    out = env.step(torch.tensor([0.5], requires_grad=True))
+    assert isinstance(out[0], np.ndarray)
