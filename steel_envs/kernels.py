@@ -17,15 +17,24 @@ NOISE_GAUSSIAN = wp.constant(1)
 
 
 @wp.kernel(enable_backward=False)
-def clip_actions(
+def prepare_actions(
     actions_in: wp.array2d[wp.float32],
     low: wp.float32,
     high: wp.float32,
     actions_out: wp.array2d[wp.float32],
+    nonfinite_action: wp.array[wp.bool],
 ):
-    """Clip the actions to ``[low, high]`` into the env's own buffer (shape (num_envs, act_dim))."""
-    w, j = wp.tid()
-    actions_out[w, j] = wp.clamp(actions_in[w, j], low, high)
+    """Clip the actions (num_envs, act_dim) to ``[low, high]`` into the env's own buffer; a world with a
+    NaN or infinite entry gets 0 there and is flagged in ``nonfinite_action``."""
+    w = wp.tid()
+    bad = bool(False)
+    for j in range(actions_in.shape[1]):
+        v = actions_in[w, j]
+        if not wp.isfinite(v):
+            v = 0.0
+            bad = True
+        actions_out[w, j] = wp.clamp(v, low, high)
+    nonfinite_action[w] = bad
 
 
 @wp.kernel(enable_backward=False)
@@ -129,26 +138,30 @@ def finalize_dones(
     terminated: wp.array[wp.bool],
     truncated: wp.array[wp.bool],
     overflow: wp.array[wp.bool],
+    nonfinite_action: wp.array[wp.bool],
     overflow_seen: wp.array[wp.int32],
 ):
-    """Combine the task's dones with the core's terms: constraint overflow, non-finite state, time limit.
+    """Combine the task's dones with the core's terms: constraint overflow, non-finite state and action,
+    time limit.
 
-    On entry ``terminated`` / ``truncated`` hold the task's terms; on exit they are the step's dones.
-    The final (global) entry of ``constraint_overflow`` flags every world. Worlds in ``skip`` were reset
-    during this step (NEXT_STEP autoreset) and report no done.
+    On entry ``terminated`` / ``truncated`` hold the task's terms; on exit they are the step's dones. A
+    non-finite state terminates; a non-finite action (replaced by 0) truncates. The final (global) entry
+    of ``constraint_overflow`` flags every world. Worlds in ``skip`` were reset during this step
+    (NEXT_STEP autoreset) and report no done.
     """
     w = wp.tid()
     if skip[w]:
         terminated[w] = False
         truncated[w] = False
         overflow[w] = False
+        nonfinite_action[w] = False
         return
     length = episode_length[w] + 1
     episode_length[w] = length
     flagged = constraint_overflow[w] or constraint_overflow[world_count]
     overflow[w] = flagged
     term = terminated[w] or nonfinite[w]
-    trunc = truncated[w] or length >= max_episode_steps
+    trunc = truncated[w] or length >= max_episode_steps or nonfinite_action[w]
     if flagged:
         wp.atomic_add(overflow_seen, 0, 1)
         if overflow_is_terminal:

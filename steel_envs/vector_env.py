@@ -114,6 +114,9 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         max_episode_steps: Time limit [control steps]; None: the task's default.
         solver_options: SolverSteel keywords overriding the scene's values, see :class:`SteelSolverOptions`.
         render_mode: Only None is supported so far.
+        nonfinite_actions: ``"raise"``: a NaN or infinite action raises ValueError (a host sync per step on
+            CUDA). ``"end_episode"``: its entries are replaced by 0 and the world's episode ends as a
+            truncation, reported in ``info["nonfinite_action"]``; no host sync.
         **config: Fields of the task's config (``config_cls``).
 
     Raises:
@@ -155,6 +158,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         max_episode_steps: int | None = None,
         solver_options: Mapping[str, Any] | None = None,
         render_mode: str | None = None,
+        nonfinite_actions: str = "raise",
         **config: Any,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or not 1 <= num_envs < 2**31:
@@ -175,7 +179,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             ) from None
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
             raise ValueError(f"seed: expected None or an int >= 0, got {seed!r}")
+        if nonfinite_actions not in ("raise", "end_episode"):
+            raise ValueError(f"nonfinite_actions: expected 'raise' or 'end_episode', got {nonfinite_actions!r}")
 
+        self.nonfinite_actions = nonfinite_actions
         self.config = self._make_config(config)
         self.num_envs = int(num_envs)
         self.world_count = self.num_envs
@@ -304,6 +311,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._overflow = wp.zeros(n, dtype=wp.bool)
         self._overflow_seen = wp.zeros(1, dtype=wp.int32)
         self._nonfinite = wp.zeros(n, dtype=wp.bool)
+        self._nonfinite_action = wp.zeros(n, dtype=wp.bool)
         # World masks in the solver's layout, (world_count + 1,); the final (global) entry stays False.
         self._done_mask = wp.zeros(n + 1, dtype=wp.bool)
         self._reset_mask = wp.zeros(n + 1, dtype=wp.bool)
@@ -339,6 +347,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._overflow_t = to(self._overflow)
         self._overflow_seen_t = to(self._overflow_seen)
         self._nonfinite_t = to(self._nonfinite)
+        self._nonfinite_action_t = to(self._nonfinite_action)
         self._episode_length_t = to(self._episode_length)
         terms = to(self._reward_terms)
         final_terms = to(self._final_term_sums)
@@ -453,9 +462,11 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         # for the reset worlds are done.
         self._done_t.zero_()
         self._next_step_mask_t[: self.num_envs].masked_fill_(selected, False)
-        for flags in (self._terminated_t, self._truncated_t, self._overflow_t, self._nonfinite_t):
+        for flags in (self._terminated_t, self._truncated_t, *self._flag_views()):
             flags.masked_fill_(selected, False)
-        return self._obs_t, {"constraint_overflow": self._overflow_t, "nonfinite_state": self._nonfinite_t}
+        return self._obs_t, dict(
+            zip(("constraint_overflow", "nonfinite_state", "nonfinite_action"), self._flag_views(), strict=True)
+        )
 
     def step(
         self, actions: torch.Tensor | np.ndarray
@@ -469,25 +480,24 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         Returns:
             ``(obs, reward, terminated, truncated, info)``: obs (num_envs, obs_dim) float32, reward
             (num_envs,) float32, terminated / truncated (num_envs,) bool, all views of the env's buffers.
-            ``info`` holds ``reward_<term>`` (num_envs,) float32, ``constraint_overflow`` and
-            ``nonfinite_state`` (num_envs,) bool, ``episode`` (``r``, ``l``, ``reward_<term>`` sums,
+            ``info`` holds ``reward_<term>`` (num_envs,) float32, ``constraint_overflow``,
+            ``nonfinite_state`` and ``nonfinite_action`` (num_envs,) bool, ``episode`` (``r``, ``l``, ``reward_<term>`` sums,
             ``constraint_overflow``) with mask ``_episode``, and in SAME_STEP mode ``final_obs`` with mask
             ``_final_obs``.
 
         Raises:
             TypeError: If ``actions`` is neither a torch tensor nor a numpy array.
-            ValueError: On a wrong shape, dtype or device, or a non-finite entry; the message names the
-                argument, the expected and the received value. Nothing is stepped then.
+            ValueError: On a wrong shape, dtype or device, or a non-finite entry (unless
+                ``nonfinite_actions="end_episode"``); the message names the argument, the expected and the
+                received value. Nothing is stepped then.
         """
         self._check_open()
         actions_t = self._check_actions(actions)
         self._warp_waits_for_torch()
-        wp.launch(
-            kernels.clip_actions,
-            (self.num_envs, self.action_dim),
+        self.launch_per_world(
+            kernels.prepare_actions,
             inputs=[wp.from_torch(actions_t, dtype=wp.float32), -1.0, 1.0],
-            outputs=[self._actions],
-            device=self._wp_device,
+            outputs=[self._actions, self._nonfinite_action],
         )
         self._apply_actions()
         self._pre_physics()
@@ -523,7 +533,14 @@ class SteelVectorEnv(gym.vector.VectorEnv):
                 self.max_episode_steps,
                 bool(self.config.overflow_is_terminal),
             ],
-            outputs=[self._episode_length, self._terminated, self._truncated, self._overflow, self._overflow_seen],
+            outputs=[
+                self._episode_length,
+                self._terminated,
+                self._truncated,
+                self._overflow,
+                self._nonfinite_action,
+                self._overflow_seen,
+            ],
         )
         self._compute_rewards(self._reward_terms)
         self.launch_per_world(
@@ -553,6 +570,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             **self._term_views,
             "constraint_overflow": self._overflow_t,
             "nonfinite_state": self._nonfinite_t,
+            "nonfinite_action": self._nonfinite_action_t,
             "episode": self._episode_views,
             "_episode": self._done_t,
         }
@@ -666,6 +684,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             device=self._wp_device,
         )
 
+    def _flag_views(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The per-world cause flags reported in ``info``: overflow, non-finite state, non-finite action."""
+        return self._overflow_t, self._nonfinite_t, self._nonfinite_action_t
+
     def _any_world(self, mask: torch.Tensor) -> bool:
         """Whether ``mask`` selects a world. On the CPU the read is free; on CUDA it would sync the host, so
         it answers True and the masked launches run (and select nothing)."""
@@ -692,12 +714,13 @@ class SteelVectorEnv(gym.vector.VectorEnv):
                 raise ValueError(f"actions: expected a real dtype, got numpy {actions.dtype}")
             if actions.shape != expected:
                 raise ValueError(f"actions: expected shape {expected}, got {actions.shape}")
-            finite = np.isfinite(actions).all(axis=1)
-            if not finite.all():
-                bad = np.flatnonzero(~finite)[:8].tolist()
+            finite = np.isfinite(actions)
+            if self.nonfinite_actions == "raise" and not finite.all():
+                bad = np.flatnonzero(~finite.all(axis=1))[:8].tolist()
                 raise ValueError(f"actions: expected finite values, got NaN or inf in world(s) {bad}")
-            # Clipped in the input's own precision first, so finite values beyond float32 clip as documented.
-            clipped = np.clip(actions, -1.0, 1.0).astype(np.float32)
+            # Clipped in the input's own precision first, so finite values beyond float32 clip as documented;
+            # non-finite entries stay NaN for the device to flag.
+            clipped = np.where(finite, np.clip(actions, -1.0, 1.0), np.nan).astype(np.float32)
             return torch.from_numpy(clipped).to(self.torch_device)
         if isinstance(actions, torch.Tensor):
             if actions.dtype != torch.float32:
@@ -714,6 +737,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
                 actions = actions.contiguous()
         else:
             raise TypeError(f"actions: expected a torch.Tensor or numpy.ndarray, got {type(actions).__name__}")
+        if self.nonfinite_actions != "raise":
+            return actions
         finite = torch.isfinite(actions).all(dim=1)
         if not bool(finite.all()):
             bad = torch.nonzero(~finite).flatten()[:8].tolist()

@@ -1,0 +1,265 @@
+"""Reliability: stale state after resets, non-finite actions, statistics in every mode, determinism across
+processes, and property-based bad input (hypothesis)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import newton
+import numpy as np
+import pytest
+import torch
+from conftest import ANT, CARTPOLE, assert_world_bit_identical, make, random_actions, world_state
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import steel_envs
+
+
+def _fresh_world_like(env_id: str, state: dict[str, np.ndarray], **kwargs) -> steel_envs.SteelVectorEnv:
+    """A newly built single-world env whose world is set to ``state`` (joint state, then forward kinematics)."""
+    fresh = make(env_id, 1, seed=12345, autoreset_mode="Disabled", **kwargs)
+    fresh.state_0.joint_q.assign(state["joint_q"])
+    fresh.state_0.joint_qd.assign(state["joint_qd"])
+    newton.eval_fk(fresh.model, fresh.state_0.joint_q, fresh.state_0.joint_qd, fresh.state_0)
+    fresh._observe()
+    return fresh
+
+
+@pytest.mark.parametrize("how", ["explicit", "masked", "SameStep", "NextStep"])
+def test_first_observation_after_a_reset_equals_a_fresh_world(how):
+    """After any kind of reset, a world's observation (contact wrenches included) and its whole future
+    under the same actions equal those of a freshly built env set to the same state: no kinematics,
+    contact force, warm start or friction anchor survives the reset."""
+    n, w = 3, 1
+    mode = how if how in ("SameStep", "NextStep") else "Disabled"
+    # A tight healthy range makes the ant's episodes end by themselves within a few steps.
+    env = make(ANT, n, seed=1, autoreset_mode=mode, healthy_z_max=0.6)
+    actions = random_actions(env, 80, seed=0)
+    reset_obs = None
+    for k, a in enumerate(actions):
+        if how in ("explicit", "masked") and k == 15:
+            mask = None if how == "explicit" else np.arange(n) == w
+            obs, _ = env.reset(options=None if mask is None else {"reset_mask": mask})
+            reset_obs, start = obs[w].clone(), k
+            break
+        obs, _, terminated, truncated, _ = env.step(a)
+        if how == "SameStep" and (terminated | truncated)[w]:
+            reset_obs, start = obs[w].clone(), k + 1
+            break
+        if how == "NextStep" and env._next_step_mask_t[w]:
+            obs = env.step(actions[k + 1])[0]
+            reset_obs, start = obs[w].clone(), k + 2
+            break
+    assert reset_obs is not None, "the world was reset"
+    fresh = _fresh_world_like(ANT, world_state(env, w), healthy_z_max=10.0)
+    assert fresh._obs_t[0].numpy().tobytes() == reset_obs.numpy().tobytes()
+    env_after = {k: v.clone() for k, v in env._episode_views.items()}
+    for a in actions[start : start + 12]:
+        o = env.step(a)[0][w].clone()
+        f = fresh.step(a[w : w + 1])[0][0]
+        if env._done_t[w]:
+            break
+        assert o.numpy().tobytes() == f.numpy().tobytes()
+    assert env_after  # statistics views exist in every mode
+
+
+def test_nonfinite_action_ends_only_its_world_when_asked():
+    n, bad = 3, 2
+    env = make(ANT, n, seed=4, nonfinite_actions="end_episode")
+    twin = make(ANT, n, seed=4, nonfinite_actions="end_episode")
+    actions = random_actions(env, 8, seed=1)
+    for k, a in enumerate(actions):
+        poisoned = a.clone()
+        clean = a.clone()
+        if k == 3:
+            poisoned[bad, 2] = float("nan")
+            poisoned[bad, 5] = float("inf")
+            clean[bad, 2] = 0.0
+            clean[bad, 5] = 0.0
+        obs, _, _, truncated, info = env.step(poisoned)
+        t_obs, _, _, _, t_info = twin.step(clean)
+        if k == 3:
+            assert info["nonfinite_action"].numpy().tolist() == [False, False, True]
+            assert truncated[bad] and info["_episode"][bad]
+            # The poisoned entries acted as 0: the ended episode's last observation is the clean twin's.
+            expected = t_info["final_obs"][bad] if t_info["_episode"][bad] else t_obs[bad]
+            assert torch.equal(info["final_obs"][bad], expected)
+        else:
+            assert not info["nonfinite_action"].any()
+        for w in range(n):
+            if w != bad:
+                assert_world_bit_identical(env, twin, w)
+                assert obs[w].numpy().tobytes() == t_obs[w].numpy().tobytes()
+    assert torch.isfinite(obs).all()
+
+
+@pytest.mark.parametrize("mode", ["SameStep", "NextStep", "Disabled"])
+def test_episode_statistics_exact_in_every_autoreset_mode(mode):
+    n, limit = 3, 25
+    env = make(CARTPOLE, n, seed=2, autoreset_mode=mode, max_episode_steps=limit)
+    returns, lengths = np.zeros(n), np.zeros(n, np.int64)
+    pending = np.zeros(n, bool)  # NextStep: the world resets on this call
+    episodes = 0
+    for a in random_actions(env, 150, seed=3):
+        _, reward, terminated, truncated, info = env.step(a)
+        r = reward.numpy()
+        if mode == "NextStep":
+            assert np.all(r[pending] == 0.0) and not (terminated | truncated).numpy()[pending].any()
+        counted = ~pending
+        returns[counted] += r[counted]
+        lengths[counted] += 1
+        done = (terminated | truncated).numpy()
+        np.testing.assert_array_equal(info["_episode"].numpy(), done)
+        for w in np.flatnonzero(done):
+            assert info["episode"]["l"][w].item() == lengths[w]
+            assert info["episode"]["r"][w].item() == np.float32(returns[w])
+            returns[w], lengths[w] = 0.0, 0
+            episodes += 1
+        if mode == "Disabled" and done.any():
+            env.reset(options={"reset_mask": done})
+        pending = done if mode == "NextStep" else np.zeros(n, bool)
+    assert episodes >= 3 * n
+    env.reset()
+    assert not env._done_t.any()
+    assert np.all(env._episode_length.numpy() == 0) and np.all(env._episode_return.numpy() == 0)
+
+
+_TRAJECTORY_SCRIPT = textwrap.dedent(
+    """
+    import hashlib, sys, torch, warp as wp
+    wp.config.log_level = wp.LOG_WARNING
+    import steel_envs
+    env = steel_envs.make_vec(sys.argv[1], num_envs=4, device="cpu", seed=7)
+    h = hashlib.sha256(env.reset(seed=7)[0].numpy().tobytes())
+    g = torch.Generator().manual_seed(0)
+    for _ in range(40):
+        obs, reward, terminated, truncated, info = env.step(torch.rand(4, env.action_dim, generator=g) * 2 - 1)
+        for t in (obs, reward, terminated, truncated, info["final_obs"]):
+            h.update(t.numpy().tobytes())
+    print(h.hexdigest())
+    """
+)
+
+
+@pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
+def test_trajectories_are_bitwise_equal_across_processes(env_id):
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", _TRAJECTORY_SCRIPT, env_id], capture_output=True, text=True, check=True, timeout=600
+        ).stdout.strip()
+        for _ in range(2)
+    }
+    assert len(digests) == 1 and len(next(iter(digests))) == 64
+
+
+def test_deterministic_option_reaches_the_solver():
+    import warp as wp
+
+    env = make(CARTPOLE, 1, solver_options={"deterministic": wp.DeterministicMode.RUN_TO_RUN})
+    assert env.solver.deterministic == wp.DeterministicMode.RUN_TO_RUN
+
+
+# ---------------------------------------------------------------- property-based bad input
+
+
+def _pair(env_id: str) -> tuple[steel_envs.SteelVectorEnv, steel_envs.SteelVectorEnv]:
+    """A fresh env and its twin with the same seed (kernels stay compiled between examples)."""
+    return make(env_id, 2, seed=9), make(env_id, 2, seed=9)
+
+
+_finite_or_not = st.floats(allow_nan=True, allow_infinity=True, width=64)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(values=hnp.arrays(np.float64, (2, 1), elements=_finite_or_not))
+def test_numpy_actions_either_raise_or_act_as_their_clipped_float32(values):
+    env, twin = _pair(CARTPOLE)
+    if not np.isfinite(values).all():
+        with pytest.raises(ValueError, match="actions: expected finite values"):
+            env.step(values)
+        values = np.zeros((2, 1))  # nothing happened: the env continues as its twin
+    clean = torch.from_numpy(np.clip(values, -1.0, 1.0).astype(np.float32))
+    assert torch.equal(env.step(values)[0], twin.step(clean)[0])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    shape=st.lists(st.integers(0, 3), min_size=0, max_size=3).map(tuple),
+    dtype=st.sampled_from([torch.float32, torch.float64, torch.float16, torch.int32, torch.bool]),
+)
+def test_torch_actions_of_any_other_shape_or_dtype_raise_naming_actions(shape, dtype):
+    env, twin = _pair(CARTPOLE)
+    actions = torch.zeros(shape, dtype=dtype)
+    if shape == (2, 1) and dtype == torch.float32:
+        assert torch.equal(env.step(actions)[0], twin.step(torch.zeros(2, 1))[0])
+        return
+    with pytest.raises(ValueError, match=r"^actions: expected"):
+        env.step(actions)
+    assert torch.equal(env.step(torch.zeros(2, 1))[0], twin.step(torch.zeros(2, 1))[0])
+
+
+_any_value = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(2**70), 2**70),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=3),
+    st.lists(st.floats(), max_size=2),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    field=st.sampled_from(
+        [
+            "ctrl_cost_weight",
+            "healthy_z_min",
+            "contact_force_clip",
+            "action_scale",
+            "reset_noise_scale",
+            "terminate_when_unhealthy",
+            "obs_clip",
+        ]
+    ),
+    value=_any_value,
+)
+def test_config_values_are_stored_or_rejected_naming_the_field(field, value):
+    try:
+        env = make(ANT, 1, **{field: value})
+    except (ValueError, TypeError) as e:
+        assert field in str(e)
+        return
+    stored = getattr(env.config, field)
+    assert stored == value and np.isfinite(np.float32(stored))
+    obs = env.step(torch.zeros(1, 8))[0]
+    assert torch.isfinite(obs).all()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    option=st.sampled_from(
+        [
+            "iterations",
+            "baumgarte",
+            "cfm",
+            "enable_joint_limits",
+            "articulation_constraint_max",
+            "joint_limit_activation_gap",
+            "solve_mode",
+            "friction_anchor_beta",
+        ]
+    ),
+    value=_any_value,
+)
+def test_solver_option_values_reach_the_solver_or_are_rejected_naming_the_option(option, value):
+    try:
+        env = make(CARTPOLE, 1, solver_options={option: value})
+    except (ValueError, TypeError, NotImplementedError) as e:
+        assert option in str(e)
+        return
+    if value is not None:  # None selects the solver's own default, which it resolves
+        assert getattr(env.solver, option) == getattr(env.solver_options, option) == value
