@@ -480,10 +480,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         Returns:
             ``(obs, reward, terminated, truncated, info)``: obs (num_envs, obs_dim) float32, reward
             (num_envs,) float32, terminated / truncated (num_envs,) bool, all views of the env's buffers.
-            ``info`` holds ``reward_<term>`` (num_envs,) float32, ``constraint_overflow``,
-            ``nonfinite_state`` and ``nonfinite_action`` (num_envs,) bool, ``episode`` (``r``, ``l``, ``reward_<term>`` sums,
-            ``constraint_overflow``) with mask ``_episode``, and in SAME_STEP mode ``final_obs`` with mask
-            ``_final_obs``.
+            ``info`` holds ``reward_<term>`` (num_envs,) float32; ``constraint_overflow``,
+            ``nonfinite_state`` and ``nonfinite_action`` (num_envs,) bool; ``episode`` (``r``, ``l``,
+            ``reward_<term>`` sums, ``constraint_overflow``) with mask ``_episode``; and in SAME_STEP mode
+            ``final_obs`` with mask ``_final_obs``.
 
         Raises:
             TypeError: If ``actions`` is neither a torch tensor nor a numpy array.

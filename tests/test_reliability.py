@@ -29,15 +29,20 @@ def _fresh_world_like(env_id: str, state: dict[str, np.ndarray], **kwargs) -> st
     return fresh
 
 
+# Kwargs that make episodes end within a few dozen random steps, and keep a fresh twin from ending.
+_SHORT = {ANT: ({"healthy_z_max": 0.6}, {"healthy_z_max": 10.0}), CARTPOLE: ({}, {"pole_angle_limit": 3.0})}
+
+
+@pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
 @pytest.mark.parametrize("how", ["explicit", "masked", "SameStep", "NextStep"])
-def test_first_observation_after_a_reset_equals_a_fresh_world(how):
+def test_first_observation_after_a_reset_equals_a_fresh_world(env_id, how):
     """After any kind of reset, a world's observation (contact wrenches included) and its whole future
     under the same actions equal those of a freshly built env set to the same state: no kinematics,
     contact force, warm start or friction anchor survives the reset."""
     n, w = 3, 1
     mode = how if how in ("SameStep", "NextStep") else "Disabled"
     # A tight healthy range makes the ant's episodes end by themselves within a few steps.
-    env = make(ANT, n, seed=1, autoreset_mode=mode, healthy_z_max=0.6)
+    env = make(env_id, n, seed=1, autoreset_mode=mode, **_SHORT[env_id][0])
     actions = random_actions(env, 80, seed=0)
     reset_obs = None
     for k, a in enumerate(actions):
@@ -55,7 +60,7 @@ def test_first_observation_after_a_reset_equals_a_fresh_world(how):
             reset_obs, start = obs[w].clone(), k + 2
             break
     assert reset_obs is not None, "the world was reset"
-    fresh = _fresh_world_like(ANT, world_state(env, w), healthy_z_max=10.0)
+    fresh = _fresh_world_like(env_id, world_state(env, w), **_SHORT[env_id][1])
     assert fresh._obs_t[0].numpy().tobytes() == reset_obs.numpy().tobytes()
     env_after = {k: v.clone() for k, v in env._episode_views.items()}
     for a in actions[start : start + 12]:
@@ -263,3 +268,11 @@ def test_solver_option_values_reach_the_solver_or_are_rejected_naming_the_option
         return
     if value is not None:  # None selects the solver's own default, which it resolves
         assert getattr(env.solver, option) == getattr(env.solver_options, option) == value
+
+
+def test_soak_script_small_run_loses_nothing():
+    from steel_envs.training.benchmarks.soak import soak
+
+    r = soak(CARTPOLE, num_envs=8, env_steps=8 * 240, fault_every=10, report_every=60, seed=1)
+    assert r["missed"] == [] and r["worlds_lost"] == 0
+    assert sum(r["faults"].values()) == 24 and min(r["faults"].values()) == 6

@@ -1,0 +1,1 @@
+"""Benchmarks and soak tests: scripts that print their figures."""

@@ -1,0 +1,148 @@
+"""Soak test: a million env-steps of random actions with injected faults, watching memory and every world.
+
+Faults, one every ``--fault-every`` control steps, cycling through:
+
+1. a NaN written into one world's joint velocities (must end that world: ``nonfinite_state``);
+2. a NaN and an infinity in one world's actions (must end it: ``nonfinite_action``, with
+   ``nonfinite_actions="end_episode"``);
+3. one world's ``constraint_overflow`` entry set on the solver (must end it: ``constraint_overflow``);
+4. an explicit masked reset of a random quarter of the worlds.
+
+After every step: no NaN or infinity in observations, rewards or ``final_obs`` of ended worlds; an
+injected world reports its cause in the same step. At the end: every world has completed episodes
+("no lost world"). Memory is reported every ``--report-every`` steps: the process RSS and Warp's live
+allocations (``wp.ScopedMemoryTracker``); the growth after the warm-up (the first fifth of the run) is
+printed.
+
+Run: ``python -m steel_envs.training.benchmarks.soak --env-id steel_envs/AntRun-v0 --num-envs 256``
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+
+import numpy as np
+import torch
+import warp as wp
+
+
+def _rss_mib() -> float:
+    with open("/proc/self/statm") as f:
+        pages = int(f.read().split()[1])
+    import resource
+
+    return pages * resource.getpagesize() / 2**20
+
+
+def _warp_live_mib(tracker: wp.ScopedMemoryTracker) -> float:
+    text: list[str] = []
+    tracker.report_func = text.append
+    tracker.report()
+    live = re.search(r"Live allocations:\s*\n\s*\S+\s+\d+\s+\(([\d.]+)\s*(B|KB|MB|GB)\)", "".join(text))
+    if live is None:
+        return 0.0
+    scale = {"B": 2**-20, "KB": 2**-10, "MB": 1.0, "GB": 2**10}[live.group(2)]
+    return float(live.group(1)) * scale
+
+
+def soak(env_id: str, num_envs: int, env_steps: int, fault_every: int, report_every: int, seed: int) -> dict:
+    """Run the soak; return the summary (steps, faults, worlds lost, memory growth). See the module doc."""
+    import steel_envs
+
+    tracker = wp.ScopedMemoryTracker("soak", print=False)
+    tracker.__enter__()
+    env = steel_envs.make_vec(env_id, num_envs=num_envs, seed=seed, device="cpu", nonfinite_actions="end_episode")
+    rng = np.random.default_rng(seed)
+    g = torch.Generator().manual_seed(seed)
+    steps = env_steps // num_envs
+    episodes = np.zeros(num_envs, np.int64)
+    faults = {"nonfinite_state": 0, "nonfinite_action": 0, "constraint_overflow": 0, "reset_mask": 0}
+    missed: list[str] = []
+    memory: list[tuple[int, float, float]] = []
+    start = time.perf_counter()
+    for step in range(steps):
+        actions = torch.rand(num_envs, env.action_dim, generator=g) * 2 - 1
+        expect: tuple[str, int] | None = None
+        if step % fault_every == fault_every - 1:
+            kind = list(faults)[(step // fault_every) % len(faults)]
+            w = int(rng.integers(num_envs))
+            if kind == "nonfinite_state":
+                qd = env.state_0.joint_qd.numpy()
+                qd[w * env.dofs_per_world] = np.nan
+                env.state_0.joint_qd.assign(qd)
+            elif kind == "nonfinite_action":
+                actions[w, 0] = float("nan")
+                actions[w, -1] = float("inf")
+            elif kind == "constraint_overflow":
+                flags = env.solver.constraint_overflow.numpy()
+                flags[w] = True
+                env.solver.constraint_overflow.assign(flags)
+            else:
+                env.reset(options={"reset_mask": rng.random(num_envs) < 0.25})
+            faults[kind] += 1
+            expect = (kind, w) if kind != "reset_mask" else None
+        obs, reward, _, _, info = env.step(actions)
+        if not (torch.isfinite(obs).all() and torch.isfinite(reward).all()):
+            missed.append(f"step {step}: a non-finite observation or reward escaped")
+        ended = info["_episode"].numpy()
+        if ended.any() and not torch.isfinite(info["final_obs"][info["_episode"]]).all():
+            missed.append(f"step {step}: a non-finite final_obs escaped")
+        if expect is not None:
+            kind, w = expect
+            if not (info[kind][w] and ended[w]):
+                missed.append(f"step {step}: injected {kind} in world {w} did not end its episode")
+        episodes += ended
+        if step % report_every == 0 or step == steps - 1:
+            memory.append((step * num_envs, _rss_mib(), _warp_live_mib(tracker)))
+            print(
+                f"  {step * num_envs:>9d} env-steps  RSS {memory[-1][1]:8.1f} MiB  Warp live {memory[-1][2]:8.2f} MiB  "
+                f"episodes {int(episodes.sum())}",
+                flush=True,
+            )
+    seconds = time.perf_counter() - start
+    env.close()
+    tracker.__exit__(None, None, None)
+    # Warm-up: the first fifth of the run (allocator pools and caches fill); growth is measured after it.
+    warm = memory[len(memory) // 5]
+    return {
+        "env_id": env_id,
+        "num_envs": num_envs,
+        "env_steps": steps * num_envs,
+        "seconds": seconds,
+        "faults": faults,
+        "missed": missed,
+        "worlds_lost": int((episodes == 0).sum()),
+        "episodes": int(episodes.sum()),
+        "rss_growth_mib": memory[-1][1] - warm[1],
+        "warp_growth_mib": memory[-1][2] - warm[2],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line of the soak; exits 1 when a fault escaped or a world was lost."""
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--env-id", default="steel_envs/AntRun-v0")
+    p.add_argument("--num-envs", type=int, default=256)
+    p.add_argument("--env-steps", type=int, default=1_000_000, help="total world-steps (default 10^6)")
+    p.add_argument("--fault-every", type=int, default=50, help="control steps between injected faults")
+    p.add_argument("--report-every", type=int, default=500, help="control steps between memory reports")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    wp.config.log_level = wp.LOG_WARNING
+    print(f"soak {args.env_id}: {args.num_envs} worlds, {args.env_steps} env-steps, a fault every {args.fault_every}")
+    r = soak(args.env_id, args.num_envs, args.env_steps, args.fault_every, args.report_every, args.seed)
+    print(
+        f"summary: {r['env_steps']} env-steps in {r['seconds']:.0f} s, faults injected {sum(r['faults'].values())} "
+        f"{r['faults']}, escaped {len(r['missed'])}, worlds lost {r['worlds_lost']}, episodes {r['episodes']}, "
+        f"growth after warm-up: RSS {r['rss_growth_mib']:+.1f} MiB, Warp {r['warp_growth_mib']:+.2f} MiB"
+    )
+    for line in r["missed"][:20]:
+        print("  " + line)
+    return 1 if r["missed"] or r["worlds_lost"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
