@@ -107,16 +107,40 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the env and the policy (default 0)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     sub.add_parser("list", help="list the registered environment IDs")
+    sub.add_parser(
+        "train", help="train PPO (rsl-rl-lib) on an environment; see steel-envs train --help", add_help=False
+    )
+    sub.add_parser("play", help="run a trained checkpoint and print episode statistics", add_help=False)
+    sub.add_parser("export", help="export a trained checkpoint as ONNX or TorchScript", add_help=False)
     return parser
+
+
+# Subcommands of the training extra (pip install -e ".[train]"); they parse their own arguments.
+_TRAINING_COMMANDS = {
+    "train": ("steel_envs.training.train", "main"),
+    "play": ("steel_envs.training.policy", "main_play"),
+    "export": ("steel_envs.training.policy", "main_export"),
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``steel-envs`` console script."""
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
     import warp as wp
 
-    # Before Warp initializes, so its banner and kernel-compile messages stay off unless asked for.
-    wp.config.log_level = wp.LOG_INFO if args.verbose else wp.LOG_WARNING
+    # Before Warp initializes, so its banner and kernel-load messages stay off unless asked for.
+    wp.config.log_level = wp.LOG_INFO if "--verbose" in argv else wp.LOG_WARNING
+    if argv and argv[0] in _TRAINING_COMMANDS:
+        import importlib
+
+        module, function = _TRAINING_COMMANDS[argv[0]]
+        try:
+            entry = getattr(importlib.import_module(module), function)
+        except ImportError as e:
+            print(f"steel-envs {argv[0]}: needs the training extra (pip install -e '.[train]'): {e}", file=sys.stderr)
+            return 2
+        return entry(argv[1:])
+    args = _parser().parse_args(argv)
     import steel_envs
 
     if args.command == "list":

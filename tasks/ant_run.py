@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import warp as wp
 from steel_envs.envs.ant import HINGE_NAMES, ROOT_COORDS, ROOT_DOFS, AntScene, AntSceneConfig
@@ -188,6 +189,16 @@ class AntRunEnv(AntScene):
     config: AntRunConfig
     reward_terms = ("forward", "ctrl", "contact", "survive")
     default_max_episode_steps = 1000
+    train_defaults: ClassVar[dict] = {
+        "num_envs": 128,
+        "num_steps_per_env": 24,
+        "max_iterations": 1500,
+        "actor_hidden_dims": (128, 128),
+        "critic_hidden_dims": (128, 128),
+        "entropy_coef": 0.0,
+        "init_noise_std": 0.5,
+    }
+    """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
     requested_observables = ("contact_f",)
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import warp as wp
 from steel_envs.envs.cartpole import CartpoleScene, CartpoleSceneConfig
@@ -108,6 +109,15 @@ class CartpoleBalanceEnv(CartpoleScene):
     config: CartpoleBalanceConfig
     reward_terms = ("alive",)
     default_max_episode_steps = 500
+    train_defaults: ClassVar[dict] = {
+        "num_envs": 256,
+        "num_steps_per_env": 32,
+        "max_iterations": 300,
+        "actor_hidden_dims": (64, 64),
+        "critic_hidden_dims": (64, 64),
+        "target_return": 475.0,
+    }
+    """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
     observation_terms = (
         ("cart position", "m"),
         ("cart velocity", "m/s"),

@@ -1,0 +1,77 @@
+"""skrl's torch env wrapper over a :class:`~steel_envs.SteelVectorEnv` (skrl >= 1.4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import torch
+from skrl.envs.wrappers.torch.base import Wrapper
+
+from steel_envs.vector_env import SteelVectorEnv
+
+__all__ = ["SkrlWrapper"]
+
+
+class SkrlWrapper(Wrapper):
+    """skrl's ``Wrapper`` contract: torch in and out on the env device, rewards and dones shaped (N, 1).
+
+    The env autoresets in the same step (SAME_STEP), as skrl's Isaac Lab wrapper expects, so ``reset`` resets
+    only once. Outputs are copies: skrl's trainers keep the previous observation while stepping, and the
+    env's own tensors are overwritten every step.
+
+    Args:
+        env: The vector env, in SAME_STEP autoreset mode.
+
+    Raises:
+        ValueError: If the env's autoreset mode is not SAME_STEP.
+    """
+
+    def __init__(self, env: SteelVectorEnv) -> None:
+        if env.autoreset_mode.value != "SameStep":
+            raise ValueError(f"env: skrl needs autoreset_mode='SameStep', got {env.autoreset_mode.value!r}")
+        super().__init__(env)
+        self._device = env.torch_device
+        self._observations: torch.Tensor | None = None
+
+    @property
+    def observation_space(self) -> gymnasium.Space:
+        """Observation space of one world."""
+        return self._unwrapped.single_observation_space
+
+    @property
+    def action_space(self) -> gymnasium.Space:
+        """Action space of one world."""
+        return self._unwrapped.single_action_space
+
+    def reset(self) -> tuple[torch.Tensor, dict[str, Any]]:
+        """Reset all worlds the first time; later calls return the current observations (autoreset)."""
+        if self._observations is None:
+            obs, info = self._env.reset()
+            self._observations = obs.clone()
+            return self._observations, info
+        return self._observations, {}
+
+    def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, Any]:
+        """Step all worlds; returns obs (N, obs_dim), reward, terminated, truncated (N, 1) and the env's info."""
+        obs, reward, terminated, truncated, info = self._env.step(actions.detach().float())
+        self._observations = obs.clone()
+        return (
+            self._observations,
+            reward.clone().view(-1, 1),
+            terminated.clone().view(-1, 1),
+            truncated.clone().view(-1, 1),
+            info,
+        )
+
+    def state(self) -> torch.Tensor | None:
+        """No separate critic state."""
+        return None
+
+    def render(self, *args: Any, **kwargs: Any) -> None:
+        """No rendering yet."""
+        return None
+
+    def close(self) -> None:
+        """Close the env."""
+        self._env.close()

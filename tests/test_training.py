@@ -1,0 +1,181 @@
+"""Training entry points and RL-library adapters: rsl_rl (train, play, export, torchrun), SB3, skrl."""
+
+from __future__ import annotations
+
+import glob
+import logging
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from conftest import CARTPOLE, make
+
+pytest.importorskip("rsl_rl")
+
+from steel_envs.training.train import TrainArgs, train
+
+from steel_envs.adapters.rsl_rl import RslRlVecEnv
+
+TINY = {"num_envs": 16, "num_steps_per_env": 8, "max_iterations": 3, "progress": False}
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    log_dir = str(tmp_path_factory.mktemp("runs"))
+    return train(TrainArgs(env_id=CARTPOLE, log_dir=log_dir, **TINY))
+
+
+def test_rsl_rl_adapter_contract():
+    env = make(CARTPOLE, 4, seed=0, max_episode_steps=30)
+    adapter = RslRlVecEnv(env)
+    obs0 = adapter.get_observations()["policy"]
+    saw_timeout = False
+    for _ in range(60):
+        obs, _reward, dones, extras = adapter.step(torch.zeros(4, 1))
+        # Copies, not the env's reused buffers: rsl_rl keeps the previous observations across a step.
+        assert obs["policy"].data_ptr() != env._obs_t.data_ptr() and obs0.data_ptr() != obs["policy"].data_ptr()
+        assert torch.equal(obs["policy"], env._obs_t) and dones.dtype == torch.int64
+        terminated, truncated = env._terminated_t, env._truncated_t
+        assert torch.equal(extras["time_outs"], truncated & ~terminated)
+        assert torch.equal(dones.bool(), terminated | truncated)
+        if dones.any():
+            n = int(dones.sum())
+            assert extras["log"]["Episode_Reward/alive"].shape == (n,)
+            assert set(extras["log"]) >= {"Episode_Termination/time_out", "Episode_Termination/constraint_overflow"}
+        saw_timeout |= bool(extras["time_outs"].any())
+    assert saw_timeout
+    adapter.episode_length_buf = torch.full((4,), 10**6)
+    assert (env._episode_length_t == 29).all()
+    with pytest.raises(ValueError, match="SameStep"):
+        RslRlVecEnv(make(CARTPOLE, 1, autoreset_mode="NextStep"))
+
+
+def test_train_writes_checkpoints_tensorboard_and_curve(trained):
+    run = trained.run_dir
+    assert os.path.isfile(trained.checkpoint) and glob.glob(os.path.join(run, "events.out.tfevents.*"))
+    assert os.path.isfile(os.path.join(run, "train_args.json"))
+    assert trained.iterations == 3 and trained.env_steps == 3 * 16 * 8
+    assert trained.curve and all(np.isfinite(m) for _, _, m in trained.curve)
+
+
+def test_tensorboard_has_every_reward_term_and_overflow_counts(trained):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(trained.run_dir)
+    acc.Reload()
+    tags = set(acc.Tags()["scalars"])
+    assert {"Episode_Reward/alive", "Episode_Termination/constraint_overflow", "Train/mean_reward"} <= tags
+    assert "Perf/env_steps_per_s" in tags
+
+
+def test_play_runs_the_checkpoint(trained):
+    from steel_envs.training.policy import play
+
+    r = play(trained.checkpoint, episodes=4, num_envs=4)
+    assert len(r["returns"]) == 4 and r["env_id"] == CARTPOLE
+    assert all(ret == length for ret, length in zip(r["returns"], r["lengths"], strict=True))  # +1 per step
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "torchscript"])
+def test_exported_policy_matches_the_torch_policy(trained, tmp_path, fmt):
+    from steel_envs.training.policy import export, load_policy
+
+    path = export(trained.checkpoint, format=fmt, out=str(tmp_path / ("p.onnx" if fmt == "onnx" else "p.pt")))
+    loaded, _env = load_policy(trained.checkpoint)
+    obs = torch.randn(32, 4) * 0.3
+    expected = loaded.policy(obs).numpy()
+    if fmt == "onnx":
+        import onnxruntime
+
+        session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        got = session.run(None, {"obs": obs.numpy()})[0]
+    else:
+        got = torch.jit.load(path)(obs).detach().numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_two_ranks_on_gloo_keep_identical_weights(tmp_path):
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--master-port",
+        "29561",
+        "-m",
+        "steel_envs.training.train",
+        CARTPOLE,
+        "--num-envs",
+        "8",
+        "--num-steps-per-env",
+        "8",
+        "--max-iterations",
+        "2",
+        "--log-dir",
+        str(tmp_path),
+        "--no-progress",
+    ]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    assert r.returncode == 0, r.stderr[-2000:]
+    sums = re.findall(r"rank (\d)/2: actor checksum (\S+)", r.stdout)
+    assert sorted(rank for rank, _ in sums) == ["0", "1"]
+    assert sums[0][1] == sums[1][1]
+
+
+def test_stable_baselines3_ppo_runs_and_sees_terminal_observations():
+    sb3 = pytest.importorskip("stable_baselines3")
+    from steel_envs.adapters.sb3 import Sb3VecEnv
+
+    venv = Sb3VecEnv(make(CARTPOLE, 4, seed=1))
+    twin = make(CARTPOLE, 4, seed=1, autoreset_mode="Disabled")
+    venv.reset()
+    twin.reset()
+    zeros = np.zeros((4, 1), np.float32)
+    for _ in range(100):
+        _obs, _rewards, dones, infos = venv.step(zeros)
+        t_obs = twin.step(torch.from_numpy(zeros))[0].numpy()
+        if dones.any():
+            w = int(np.flatnonzero(dones)[0])
+            np.testing.assert_array_equal(infos[w]["terminal_observation"], t_obs[w])
+            assert infos[w]["TimeLimit.truncated"] is False and infos[w]["episode"]["l"] > 0
+            break
+    else:
+        raise AssertionError("no episode ended")
+    model = sb3.PPO(
+        "MlpPolicy", Sb3VecEnv(make(CARTPOLE, 4, seed=2)), n_steps=64, batch_size=64, n_epochs=2, seed=0, device="cpu"
+    )
+    model.learn(total_timesteps=4 * 64 * 2)
+    assert len(model.ep_info_buffer) > 0 and model.num_timesteps >= 512
+
+
+def test_skrl_ppo_runs():
+    pytest.importorskip("skrl")
+    from skrl.agents.torch.ppo import PPO, PPO_CFG
+    from skrl.memories.torch import RandomMemory
+    from skrl.trainers.torch import SequentialTrainer
+    from skrl.utils.model_instantiators.torch import deterministic_model, gaussian_model
+
+    from steel_envs.adapters.skrl import SkrlWrapper
+
+    logging.getLogger("skrl").setLevel(logging.WARNING)  # its INFO lines outlive pytest's captured stream
+    env = SkrlWrapper(make(CARTPOLE, 8, seed=0))
+    net = [{"name": "net", "input": "OBSERVATIONS", "layers": [32, 32], "activations": "elu"}]
+    spaces = {"observation_space": env.observation_space, "action_space": env.action_space, "device": env.device}
+    models = {
+        "policy": gaussian_model(**spaces, network=net, output="ACTIONS"),
+        "value": deterministic_model(**spaces, network=net, output="ONE"),
+    }
+    cfg = PPO_CFG(rollouts=16, learning_epochs=2, mini_batches=2)
+    cfg.experiment.write_interval = 0
+    cfg.experiment.checkpoint_interval = 0
+    agent = PPO(models=models, memory=RandomMemory(memory_size=16, num_envs=8, device=env.device), cfg=cfg, **spaces)
+    SequentialTrainer(
+        env=env, agents=agent, cfg={"timesteps": 300 // 8, "headless": True, "disable_progressbar": True}
+    ).train()
+    obs, _ = env.reset()
+    assert obs.shape == (8, 4) and torch.isfinite(obs).all()

@@ -1,0 +1,155 @@
+"""``steel-envs play`` and ``steel-envs export``: load a ``steel-envs train`` checkpoint, run it, export it.
+
+A checkpoint is rsl_rl's ``model_*.pt`` inside a run folder that also holds ``train_args.json`` (written by
+``steel-envs train``), from which the env ID and the model sizes are read back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+__all__ = ["export", "load_policy", "main_export", "main_play", "play"]
+
+
+@dataclass
+class LoadedPolicy:
+    """A trained policy and what it was trained on."""
+
+    env_id: str
+    policy: Callable[[torch.Tensor], torch.Tensor]
+    """Deterministic policy: observations (N, obs_dim) float32 -> actions (N, act_dim)."""
+    runner: object
+    """rsl_rl's OnPolicyRunner holding the models (for export)."""
+
+
+def load_policy(checkpoint: str, *, device: str = "cpu", num_envs: int = 1, **env_kwargs) -> tuple:
+    """Load ``checkpoint`` with the hyper-parameters of its run; return (LoadedPolicy, vector env).
+
+    Raises:
+        FileNotFoundError: If the checkpoint or the run's ``train_args.json`` is missing.
+    """
+    import steel_envs
+    from steel_envs.adapters.rsl_rl import RslRlVecEnv
+
+    from .train import make_runner, rsl_rl_config
+
+    if not os.path.isfile(checkpoint):
+        raise FileNotFoundError(f"checkpoint: no file {checkpoint!r}")
+    args_file = os.path.join(os.path.dirname(os.path.abspath(checkpoint)), "train_args.json")
+    if not os.path.isfile(args_file):
+        raise FileNotFoundError(f"checkpoint: {args_file!r} (written by steel-envs train) is missing")
+    with open(args_file) as f:
+        saved = json.load(f)
+    env = steel_envs.make_vec(saved["env_id"], num_envs=num_envs, device=device, **env_kwargs)
+    with contextlib.redirect_stdout(io.StringIO()):
+        runner = make_runner(RslRlVecEnv(env), rsl_rl_config(saved["hyper_parameters"]), None, device)
+        runner.load(checkpoint, map_location=device)
+    model = runner.get_inference_policy(device)
+
+    def policy(obs: torch.Tensor) -> torch.Tensor:
+        from tensordict import TensorDict
+
+        with torch.inference_mode():
+            return model(TensorDict({"policy": obs}, batch_size=[obs.shape[0]]))
+
+    return LoadedPolicy(saved["env_id"], policy, runner), env
+
+
+def play(checkpoint: str, *, episodes: int = 10, num_envs: int = 8, device: str = "cpu", seed: int = 0) -> dict:
+    """Run the deterministic policy of ``checkpoint`` until ``episodes`` episodes ended; return their statistics
+    (``returns``, ``lengths`` lists; ``mean_return``, ``mean_length``)."""
+    loaded, env = load_policy(checkpoint, device=device, num_envs=num_envs, seed=seed)
+    obs, _ = env.reset(seed=seed)
+    returns: list[float] = []
+    lengths: list[int] = []
+    while len(returns) < episodes:
+        obs, _, _, _, info = env.step(loaded.policy(obs).float())
+        ended = info["_episode"]
+        if bool(ended.any()):
+            returns += info["episode"]["r"][ended].tolist()
+            lengths += info["episode"]["l"][ended].tolist()
+    env.close()
+    returns, lengths = returns[:episodes], lengths[:episodes]
+    return {
+        "env_id": loaded.env_id,
+        "returns": returns,
+        "lengths": lengths,
+        "mean_return": sum(returns) / len(returns),
+        "mean_length": sum(lengths) / len(lengths),
+    }
+
+
+def export(checkpoint: str, *, format: str = "onnx", out: str | None = None) -> str:
+    """Export the deterministic policy of ``checkpoint`` as ONNX (input ``obs`` (batch, obs_dim), output
+    ``actions`` (batch, act_dim), any batch size) or TorchScript; return the written path (default: next to
+    the checkpoint, ``policy.onnx`` / ``policy.pt``). Observation normalization is part of the exported model.
+
+    Raises:
+        ValueError: On a format other than ``onnx`` or ``torchscript``.
+    """
+    if format not in ("onnx", "torchscript"):
+        raise ValueError(f"format: expected 'onnx' or 'torchscript', got {format!r}")
+    loaded, env = load_policy(checkpoint)
+    env.close()
+    if out is None:
+        out = os.path.join(
+            os.path.dirname(os.path.abspath(checkpoint)), "policy.onnx" if format == "onnx" else "policy.pt"
+        )
+    folder, name = os.path.split(os.path.abspath(out))
+    os.makedirs(folder, exist_ok=True)
+    with contextlib.redirect_stdout(io.StringIO()):
+        if format == "torchscript":
+            loaded.runner.export_policy_to_jit(folder, name)
+            return out
+        # rsl_rl's own ONNX export fixes the batch size to 1; the same module, exported with a dynamic batch.
+        module = loaded.runner.alg.get_policy().as_onnx(verbose=False).to("cpu").eval()
+        torch.onnx.export(
+            module,
+            module.get_dummy_inputs(),
+            out,
+            input_names=module.input_names,
+            output_names=module.output_names,
+            dynamic_axes={"obs": {0: "batch"}, "actions": {0: "batch"}},
+            opset_version=18,
+        )
+    return out
+
+
+def main_play(argv: list[str] | None = None) -> int:
+    """``steel-envs play --checkpoint PATH [--episodes K] [--num-envs N] [--device D] [--video FILE]``."""
+    p = argparse.ArgumentParser(prog="steel-envs play", description=main_play.__doc__)
+    p.add_argument("--checkpoint", required=True, help="model_*.pt of a steel-envs train run")
+    p.add_argument("--episodes", type=int, default=10)
+    p.add_argument("--num-envs", type=int, default=8)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--video", default=None, help="record a video (needs the env's rgb_array rendering)")
+    a = p.parse_args(argv)
+    if a.video is not None:
+        p.error("--video: the environments have no rgb_array rendering yet")
+    r = play(a.checkpoint, episodes=a.episodes, num_envs=a.num_envs, device=a.device, seed=a.seed)
+    print(
+        f"{r['env_id']}: {len(r['returns'])} episodes, mean return {r['mean_return']:.2f}, "
+        f"mean length {r['mean_length']:.1f}"
+    )
+    print("returns: " + ", ".join(f"{x:.1f}" for x in r["returns"]))
+    return 0
+
+
+def main_export(argv: list[str] | None = None) -> int:
+    """``steel-envs export --checkpoint PATH --format onnx|torchscript [--out FILE]``."""
+    p = argparse.ArgumentParser(prog="steel-envs export", description=main_export.__doc__)
+    p.add_argument("--checkpoint", required=True)
+    p.add_argument("--format", choices=("onnx", "torchscript"), default="onnx")
+    p.add_argument("--out", default=None)
+    a = p.parse_args(argv)
+    print(export(a.checkpoint, format=a.format, out=a.out))
+    return 0
