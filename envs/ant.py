@@ -71,6 +71,9 @@ class AntScene(SteelVectorEnv):
     enable_collisions = True
     add_ground_plane = True
     action_dim = len(HINGE_NAMES)
+    camera_tracked_body = 0  # the torso
+    camera_eye = (1.5, -3.0, 1.6)
+    camera_target = (0.0, 0.0, 0.4)
     solver_defaults = SteelSolverOptions(
         # The hinges have limits the motors can push past; the options page: enable limits for robots
         # that have them. A finite activation gap [rad] creates a limit's rows only near the limit.

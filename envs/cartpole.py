@@ -73,6 +73,8 @@ class CartpoleScene(SteelVectorEnv):
     enable_collisions = False
     add_ground_plane = False
     action_dim = 1
+    camera_eye = (0.0, -4.5, 0.8)  # a fixed camera facing the rail
+    camera_target = (0.0, 0.0, 0.4)
     # Two joints without contacts or enabled limits create no rows: the default capacities and 12
     # iterations are unused, and joint limits stay off because the rail's end is a termination.
     solver_defaults = SteelSolverOptions()

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import torch
 
-__all__ = ["main", "rollout"]
+__all__ = ["main", "record", "rollout"]
 
 
 def rollout(
@@ -94,6 +94,51 @@ def rollout(
     }
 
 
+def record(
+    env_id: str,
+    *,
+    steps: int = 200,
+    policy: str = "random",
+    num_worlds: int = 1,
+    size: tuple[int, int] = (320, 240),
+    device: str | None = None,
+    seed: int = 0,
+) -> tuple[list, float]:
+    """Step a random or zero policy and render every control step; return the (H, W, 3) uint8 frames and the
+    frame rate [1/s] (one frame per control step).
+
+    Raises:
+        ValueError: On an unknown policy, a non-positive step count or bad render arguments.
+    """
+    import steel_envs
+
+    if policy not in ("random", "zero"):
+        raise ValueError(f"policy: expected 'random' or 'zero', got {policy!r}")
+    if steps < 1:
+        raise ValueError(f"steps: expected an int >= 1, got {steps}")
+    env = steel_envs.make_vec(
+        env_id,
+        num_envs=num_worlds,
+        device=device,
+        seed=seed,
+        render_mode="rgb_array",
+        render_size=size,
+        render_num_worlds=num_worlds,
+    )
+    generator = torch.Generator(device=env.torch_device).manual_seed(seed)
+    shape = (env.num_envs, env.action_dim)
+    frames = [env.render()]
+    for _ in range(steps):
+        if policy == "random":
+            actions = torch.rand(shape, generator=generator, device=env.torch_device) * 2.0 - 1.0
+        else:
+            actions = torch.zeros(shape, device=env.torch_device)
+        env.step(actions)
+        frames.append(env.render())
+    env.close()
+    return frames, 1.0 / env.control_dt
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="steel-envs", description=__doc__)
     parser.add_argument("--verbose", action="store_true", help="show Warp's start-up and kernel-compile messages")
@@ -106,6 +151,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", choices=("random", "zero"), default="random", help="action policy (default random)")
     p.add_argument("--seed", type=int, default=0, help="seed of the env and the policy (default 0)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    r = sub.add_parser("record", help="record a video of a random or zero policy (rgb_array rendering)")
+    r.add_argument("env_id", help="environment ID, e.g. steel_envs/AntRun-v0")
+    r.add_argument("--steps", type=int, default=200, help="control steps to record (default 200)")
+    r.add_argument("--out", default="clip.mp4", help="output file, .mp4 or .gif (default clip.mp4)")
+    r.add_argument("--policy", choices=("random", "zero"), default="random", help="action policy (default random)")
+    r.add_argument("--worlds", type=int, default=1, help="worlds tiled into the video (default 1)")
+    r.add_argument("--size", default="320x240", help="frame size per world, WxH (default 320x240)")
+    r.add_argument("--device", default=None, help="Warp device (default: Warp's preferred)")
+    r.add_argument("--seed", type=int, default=0)
     sub.add_parser("list", help="list the registered environment IDs")
     sub.add_parser(
         "train", help="train PPO (rsl-rl-lib) on an environment; see steel-envs train --help", add_help=False
@@ -145,6 +199,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.command == "list":
         print("\n".join(steel_envs.ENV_IDS))
+        return 0
+    if args.command == "record":
+        try:
+            width, height = (int(v) for v in args.size.lower().split("x"))
+            frames = record(
+                args.env_id,
+                steps=args.steps,
+                policy=args.policy,
+                num_worlds=args.worlds,
+                size=(width, height),
+                device=args.device,
+                seed=args.seed,
+            )
+            from .rendering import write_video
+
+            write_video(frames, args.out, fps=1.0 / steel_envs.make_vec(args.env_id, 1, device="cpu").control_dt)
+        except (ValueError, ImportError) as e:
+            print(f"steel-envs record: {e}", file=sys.stderr)
+            return 2
+        print(f"{args.out}: {len(frames)} frames of {frames[0].shape[1]}x{frames[0].shape[0]}")
         return 0
     if args.env_id not in steel_envs.ENV_IDS:
         print(

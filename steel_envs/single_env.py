@@ -45,8 +45,8 @@ class SteelSingleEnv(gym.Env):
         self.vector_env = self.vector_cls(num_envs=1, autoreset_mode="Disabled", **kwargs)
         self.observation_space = self.vector_env.single_observation_space
         self.action_space = self.vector_env.single_action_space
-        self.metadata = {"render_modes": [], "render_fps": round(1.0 / self.vector_env.control_dt)}
-        self.render_mode = None
+        self.metadata = {"render_modes": ["rgb_array"], "render_fps": round(1.0 / self.vector_env.control_dt)}
+        self.render_mode = self.vector_env.render_mode
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         """Reset the world; ``seed`` reseeds it (same seed, same initial state).
@@ -87,6 +87,10 @@ class SteelSingleEnv(gym.Env):
             bool(truncated[0]),
             self._info(info),
         )
+
+    def render(self) -> np.ndarray | None:
+        """The world as an (H, W, 3) uint8 frame with ``render_mode="rgb_array"``, else None."""
+        return self.vector_env.render()
 
     def close(self) -> None:
         """Close the underlying vector env."""

@@ -113,7 +113,9 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         autoreset_mode: ``AutoresetMode`` or its value string ("SameStep", "NextStep", "Disabled").
         max_episode_steps: Time limit [control steps]; None: the task's default.
         solver_options: SolverSteel keywords overriding the scene's values, see :class:`SteelSolverOptions`.
-        render_mode: Only None is supported so far.
+        render_mode: None or ``"rgb_array"`` (:meth:`render` returns frames).
+        render_size: (width, height) of one world's frame [px].
+        render_num_worlds: Worlds tiled into one rendered frame (the first ones).
         nonfinite_actions: ``"raise"``: a NaN or infinite action raises ValueError (a host sync per step on
             CUDA). ``"end_episode"``: its entries are replaced by 0 and the world's episode ends as a
             truncation, reported in ``info["nonfinite_action"]``; no host sync.
@@ -124,7 +126,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         ValueError: On an out-of-range argument or an unknown solver option; the message names it.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": [], "autoreset_mode": AutoresetMode.SAME_STEP}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "autoreset_mode": AutoresetMode.SAME_STEP}
 
     # Scene: set by envs/.
     physics_dt: ClassVar[float]
@@ -139,6 +141,12 @@ class SteelVectorEnv(gym.vector.VectorEnv):
     """Action size per world."""
     solver_defaults: ClassVar[SteelSolverOptions] = SteelSolverOptions()
     """The scene's SolverSteel options before ``solver_options`` overrides."""
+    camera_tracked_body: ClassVar[int] = -1
+    """Body (index within a world) the render camera follows on the ground plane; -1: a fixed camera."""
+    camera_eye: ClassVar[tuple[float, float, float]] = (0.0, -4.0, 1.5)
+    """Render camera position relative to the tracked body's ground point (or the origin) [m]."""
+    camera_target: ClassVar[tuple[float, float, float]] = (0.0, 0.0, 0.5)
+    """Point the render camera looks at, relative to the same base [m]."""
 
     # Task: set by tasks/.
     config_cls: ClassVar[type[TaskConfig]] = TaskConfig
@@ -158,6 +166,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         max_episode_steps: int | None = None,
         solver_options: Mapping[str, Any] | None = None,
         render_mode: str | None = None,
+        render_size: tuple[int, int] = (320, 240),
+        render_num_worlds: int = 1,
         nonfinite_actions: str = "raise",
         **config: Any,
     ) -> None:
@@ -169,8 +179,24 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             raise ValueError(f"max_episode_steps: expected an int >= 1, got {max_episode_steps!r}")
         if not 1 <= max_episode_steps < 2**31:
             raise ValueError(f"max_episode_steps: expected an int in [1, 2**31), got {max_episode_steps!r}")
-        if render_mode is not None:
-            raise ValueError(f"render_mode: expected None (rendering is not implemented yet), got {render_mode!r}")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode: expected None or 'rgb_array', got {render_mode!r}")
+        if (
+            not isinstance(render_size, (tuple, list))
+            or len(render_size) != 2
+            or not all(
+                isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 1 <= v <= 4096 for v in render_size
+            )
+        ):
+            raise ValueError(f"render_size: expected (width, height) ints in [1, 4096], got {render_size!r}")
+        if (
+            isinstance(render_num_worlds, bool)
+            or not isinstance(render_num_worlds, (int, np.integer))
+            or not (1 <= render_num_worlds <= num_envs)
+        ):
+            raise ValueError(
+                f"render_num_worlds: expected an int in [1, num_envs={num_envs}], got {render_num_worlds!r}"
+            )
         try:
             autoreset_mode = AutoresetMode(autoreset_mode)
         except ValueError:
@@ -188,6 +214,9 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self.world_count = self.num_envs
         self.max_episode_steps = int(max_episode_steps)
         self.render_mode = render_mode
+        self.render_size = (int(render_size[0]), int(render_size[1]))
+        self.render_num_worlds = int(render_num_worlds)
+        self._renderer = None
         self.metadata = {**type(self).metadata, "autoreset_mode": autoreset_mode}
         self.autoreset_mode = autoreset_mode
         try:
@@ -588,8 +617,25 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._warn_overflow_once()
         return self._obs_t, self._reward_t, self._terminated_t, self._truncated_t, info
 
+    def render(self) -> np.ndarray | None:
+        """Render world 0 (or the first ``render_num_worlds`` worlds, tiled) with Newton's ray-traced
+        ``SensorCamera``.
+
+        Returns:
+            An (H, W, 3) uint8 numpy frame with ``render_mode="rgb_array"``; None without a render mode.
+        """
+        self._check_open()
+        if self.render_mode is None:
+            return None
+        if self._renderer is None:
+            from .rendering import Renderer
+
+            self._renderer = Renderer(self, *self.render_size, num_worlds=self.render_num_worlds)
+        return self._renderer.frame()
+
     def close_extras(self, **kwargs: Any) -> None:
         """Release the CUDA graph and drop the references to Newton objects."""
+        self._renderer = None
         self._graph = None
         self.solver = None
         self.collision_pipeline = None

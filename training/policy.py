@@ -63,19 +63,36 @@ def load_policy(checkpoint: str, *, device: str = "cpu", num_envs: int = 1, **en
     return LoadedPolicy(saved["env_id"], policy, runner), env
 
 
-def play(checkpoint: str, *, episodes: int = 10, num_envs: int = 8, device: str = "cpu", seed: int = 0) -> dict:
+def play(
+    checkpoint: str,
+    *,
+    episodes: int = 10,
+    num_envs: int = 8,
+    device: str = "cpu",
+    seed: int = 0,
+    video: str | None = None,
+) -> dict:
     """Run the deterministic policy of ``checkpoint`` until ``episodes`` episodes ended; return their statistics
-    (``returns``, ``lengths`` lists; ``mean_return``, ``mean_length``)."""
-    loaded, env = load_policy(checkpoint, device=device, num_envs=num_envs, seed=seed)
+    (``returns``, ``lengths`` lists; ``mean_return``, ``mean_length``). With ``video`` (.mp4 or .gif), world 0
+    is rendered every step and written there."""
+    render = {"render_mode": "rgb_array"} if video else {}
+    loaded, env = load_policy(checkpoint, device=device, num_envs=num_envs, seed=seed, **render)
     obs, _ = env.reset(seed=seed)
+    frames = [env.render()] if video else []
     returns: list[float] = []
     lengths: list[int] = []
     while len(returns) < episodes:
         obs, _, _, _, info = env.step(loaded.policy(obs).float())
+        if video:
+            frames.append(env.render())
         ended = info["_episode"]
         if bool(ended.any()):
             returns += info["episode"]["r"][ended].tolist()
             lengths += info["episode"]["l"][ended].tolist()
+    if video:
+        from steel_envs.rendering import write_video
+
+        write_video(frames, video, fps=1.0 / env.control_dt)
     env.close()
     returns, lengths = returns[:episodes], lengths[:episodes]
     return {
@@ -131,16 +148,16 @@ def main_play(argv: list[str] | None = None) -> int:
     p.add_argument("--num-envs", type=int, default=8)
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--video", default=None, help="record a video (needs the env's rgb_array rendering)")
+    p.add_argument("--video", default=None, help="write world 0 as a video, .mp4 or .gif")
     a = p.parse_args(argv)
-    if a.video is not None:
-        p.error("--video: the environments have no rgb_array rendering yet")
-    r = play(a.checkpoint, episodes=a.episodes, num_envs=a.num_envs, device=a.device, seed=a.seed)
+    r = play(a.checkpoint, episodes=a.episodes, num_envs=a.num_envs, device=a.device, seed=a.seed, video=a.video)
     print(
         f"{r['env_id']}: {len(r['returns'])} episodes, mean return {r['mean_return']:.2f}, "
         f"mean length {r['mean_length']:.1f}"
     )
     print("returns: " + ", ".join(f"{x:.1f}" for x in r["returns"]))
+    if a.video:
+        print(f"video: {a.video}")
     return 0
 
 

@@ -1,0 +1,60 @@
+"""rgb_array rendering through Newton's SensorCamera, tiled worlds, and video files."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from conftest import ANT, CARTPOLE, make
+
+SIZE = (64, 48)
+
+
+def test_frame_shape_dtype_and_content_follow_the_state():
+    env = make(CARTPOLE, 2, seed=0, render_mode="rgb_array", render_size=SIZE, autoreset_mode="Disabled")
+    first = env.render()
+    assert first.shape == (48, 64, 3) and first.dtype == np.uint8
+    assert first.std() > 5.0, "not a constant frame"
+    for _ in range(25):  # the pole falls: the picture changes
+        env.step(torch.ones(2, 1))
+    assert np.abs(env.render().astype(int) - first.astype(int)).sum() > 0
+
+
+def test_tiled_frame_of_several_worlds_and_no_render_mode():
+    env = make(ANT, 4, seed=0, render_mode="rgb_array", render_size=SIZE, render_num_worlds=4)
+    grid = env.render()
+    assert grid.shape == (2 * 48, 2 * 64, 3)
+    tiles = [grid[r * 48 : (r + 1) * 48, c * 64 : (c + 1) * 64] for r in range(2) for c in range(2)]
+    assert all(t.std() > 5.0 for t in tiles)
+    assert make(ANT, 1).render() is None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "pattern"),
+    [
+        ({"render_size": (0, 10)}, "render_size"),
+        ({"render_num_worlds": 3}, "render_num_worlds"),
+        ({"render_mode": "human"}, "render_mode"),
+    ],
+)
+def test_bad_render_arguments_raise(kwargs, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        make(CARTPOLE, 2, **kwargs)
+
+
+def test_single_world_env_renders():
+    env = gym.make(CARTPOLE, device="cpu", render_mode="rgb_array", render_size=SIZE)
+    env.reset(seed=0)
+    assert env.render().shape == (48, 64, 3)
+
+
+@pytest.mark.parametrize("suffix", [".gif", ".mp4"])
+def test_record_writes_a_readable_video(tmp_path, suffix):
+    iio = pytest.importorskip("imageio.v3")
+    from steel_envs.cli import main
+
+    out = str(tmp_path / f"clip{suffix}")
+    assert main(["record", CARTPOLE, "--steps", "6", "--out", out, "--size", "64x48", "--device", "cpu"]) == 0
+    frames = iio.imread(out, index=None)
+    assert frames.shape[0] == 7 and frames.shape[1:3] == (48, 64)
