@@ -14,6 +14,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from .sharded import ShardedVectorEnv
 from .single_env import SteelSingleEnv
 from .solver_options import SteelSolverOptions
 from .tasks import ENV_IDS, register_envs
@@ -22,6 +23,7 @@ from .vector_env import InitialStateSpec, SteelVectorEnv, TaskConfig
 __all__ = [
     "ENV_IDS",
     "InitialStateSpec",
+    "ShardedVectorEnv",
     "SteelSingleEnv",
     "SteelSolverOptions",
     "SteelVectorEnv",
@@ -33,17 +35,23 @@ __all__ = [
 register_envs()
 
 
-def make_vec(env_id: str, num_envs: int = 1, **kwargs: Any) -> SteelVectorEnv:
+def make_vec(
+    env_id: str, num_envs: int = 1, *, num_shards: int | None = None, **kwargs: Any
+) -> SteelVectorEnv | ShardedVectorEnv:
     """Create the vector env of ``env_id``: the same object as ``gym.make_vec(..., "vector_entry_point")``.
 
     Args:
         env_id: A registered ID, e.g. ``"steel_envs/AntRun-v0"``.
         num_envs: Number of worlds.
+        num_shards: With more than 1, the worlds are split over that many CPU processes behind one
+            :class:`ShardedVectorEnv` (Warp's CPU kernels use one core per process).
         **kwargs: Keyword arguments of :class:`SteelVectorEnv` and the task's config fields.
 
     Raises:
         gymnasium.error.Error: If ``env_id`` is not registered.
     """
+    if num_shards is not None and num_shards > 1:
+        return ShardedVectorEnv(env_id, num_envs, num_shards, **kwargs)
     return gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs).unwrapped
 
 

@@ -166,6 +166,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub.add_parser("play", help="run a trained checkpoint and print episode statistics", add_help=False)
     sub.add_parser("export", help="export a trained checkpoint as ONNX or TorchScript", add_help=False)
+    sub.add_parser("bench", help="throughput side by side with peers; see steel-envs bench --help", add_help=False)
     return parser
 
 
@@ -174,6 +175,7 @@ _TRAINING_COMMANDS = {
     "train": ("steel_envs.training.train", "main"),
     "play": ("steel_envs.training.policy", "main_play"),
     "export": ("steel_envs.training.policy", "main_export"),
+    "bench": ("steel_envs.training.benchmarks.bench", "main"),
 }
 
 

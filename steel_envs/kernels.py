@@ -38,10 +38,10 @@ def prepare_actions(
 
 
 @wp.kernel(enable_backward=False)
-def seed_rng(seed: wp.int32, rng_state: wp.array[wp.uint32]):
-    """Start the per-world random stream of world ``w`` at ``rand_init(seed, w)``."""
+def seed_rng(seed: wp.int32, world_offset: wp.int32, rng_state: wp.array[wp.uint32]):
+    """Start the random stream of world ``w`` at ``rand_init(seed, world_offset + w)``."""
     w = wp.tid()
-    rng_state[w] = wp.rand_init(seed, w)
+    rng_state[w] = wp.rand_init(seed, world_offset + w)
 
 
 @wp.kernel(enable_backward=False)

@@ -26,7 +26,7 @@ from newton.solvers import SolverSteel
 from . import kernels
 from .solver_options import SteelSolverOptions
 
-__all__ = ["InitialStateSpec", "SteelVectorEnv", "TaskConfig"]
+__all__ = ["InitialStateSpec", "SteelVectorEnv", "TaskConfig", "check_actions", "check_reset_mask"]
 
 
 @dataclass(kw_only=True)
@@ -119,6 +119,9 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         nonfinite_actions: ``"raise"``: a NaN or infinite action raises ValueError (a host sync per step on
             CUDA). ``"end_episode"``: its entries are replaced by 0 and the world's episode ends as a
             truncation, reported in ``info["nonfinite_action"]``; no host sync.
+        world_offset: Index of this env's first world in a larger population split over processes
+            (:class:`steel_envs.ShardedVectorEnv`): world ``w`` draws the random stream of world
+            ``world_offset + w``, so a shard's worlds start exactly as the same worlds of one big env.
         **config: Fields of the task's config (``config_cls``).
 
     Raises:
@@ -169,6 +172,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         render_size: tuple[int, int] = (320, 240),
         render_num_worlds: int = 1,
         nonfinite_actions: str = "raise",
+        world_offset: int = 0,
         **config: Any,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or not 1 <= num_envs < 2**31:
@@ -208,7 +212,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         if nonfinite_actions not in ("raise", "end_episode"):
             raise ValueError(f"nonfinite_actions: expected 'raise' or 'end_episode', got {nonfinite_actions!r}")
 
+        if isinstance(world_offset, bool) or not isinstance(world_offset, (int, np.integer)) or world_offset < 0:
+            raise ValueError(f"world_offset: expected an int >= 0, got {world_offset!r}")
         self.nonfinite_actions = nonfinite_actions
+        self.world_offset = int(world_offset)
         self.config = self._make_config(config)
         self.num_envs = int(num_envs)
         self.world_count = self.num_envs
@@ -472,7 +479,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             super().reset(seed=int(seed))
             self.launch_per_world(
                 kernels.seed_rng,
-                inputs=[_device_seed(int(seed))],
+                inputs=[_device_seed(int(seed)), self.world_offset],
                 outputs=[self._rng_state],
             )
             self._seeded = True
@@ -754,64 +761,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             raise RuntimeError(f"{type(self).__name__} is closed")
 
     def _check_actions(self, actions: Any) -> torch.Tensor:
-        expected = (self.num_envs, self.action_dim)
-        if isinstance(actions, np.ndarray):
-            if actions.dtype.kind not in "fiu":
-                raise ValueError(f"actions: expected a real dtype, got numpy {actions.dtype}")
-            if actions.shape != expected:
-                raise ValueError(f"actions: expected shape {expected}, got {actions.shape}")
-            finite = np.isfinite(actions)
-            if self.nonfinite_actions == "raise" and not finite.all():
-                bad = np.flatnonzero(~finite.all(axis=1))[:8].tolist()
-                raise ValueError(f"actions: expected finite values, got NaN or inf in world(s) {bad}")
-            # Clipped in the input's own precision first, so finite values beyond float32 clip as documented;
-            # non-finite entries stay NaN for the device to flag.
-            clipped = np.where(finite, np.clip(actions, -1.0, 1.0), np.nan).astype(np.float32)
-            return torch.from_numpy(clipped).to(self.torch_device)
-        if isinstance(actions, torch.Tensor):
-            if actions.dtype != torch.float32:
-                raise ValueError(f"actions: expected dtype torch.float32, got {actions.dtype}")
-            if actions.layout != torch.strided:
-                raise ValueError(f"actions: expected a dense (strided) tensor, got layout {actions.layout}")
-            if actions.device != self.torch_device:
-                raise ValueError(f"actions: expected device {self.torch_device}, got {actions.device}")
-            if tuple(actions.shape) != expected:
-                raise ValueError(f"actions: expected shape {expected}, got {tuple(actions.shape)}")
-            # Lazy negation / conjugation bits are not in the memory Warp reads: materialize them.
-            actions = actions.detach().resolve_neg().resolve_conj()
-            if not actions.is_contiguous():
-                actions = actions.contiguous()
-        else:
-            raise TypeError(f"actions: expected a torch.Tensor or numpy.ndarray, got {type(actions).__name__}")
-        if self.nonfinite_actions != "raise":
-            return actions
-        finite = torch.isfinite(actions).all(dim=1)
-        if not bool(finite.all()):
-            bad = torch.nonzero(~finite).flatten()[:8].tolist()
-            raise ValueError(f"actions: expected finite values, got NaN or inf in world(s) {bad}")
-        return actions
+        return check_actions(actions, (self.num_envs, self.action_dim), self.torch_device, self.nonfinite_actions)
 
     def _check_reset_mask(self, mask: Any) -> torch.Tensor:
-        if isinstance(mask, np.ndarray):
-            if mask.dtype != np.bool_:
-                raise ValueError(f"options['reset_mask']: expected dtype bool, got numpy {mask.dtype}")
-            mask = torch.tensor(mask, device=self.torch_device)
-        elif isinstance(mask, torch.Tensor):
-            if mask.dtype != torch.bool:
-                raise ValueError(f"options['reset_mask']: expected dtype torch.bool, got {mask.dtype}")
-            if mask.layout != torch.strided or mask.device.type == "meta":
-                raise ValueError(
-                    f"options['reset_mask']: expected a dense tensor with data, got layout {mask.layout} on "
-                    f"{mask.device}"
-                )
-            mask = mask.to(self.torch_device)
-        else:
-            raise ValueError(
-                f"options['reset_mask']: expected a bool numpy array or torch tensor, got {type(mask).__name__}"
-            )
-        if tuple(mask.shape) != (self.num_envs,):
-            raise ValueError(f"options['reset_mask']: expected shape ({self.num_envs},), got {tuple(mask.shape)}")
-        return mask
+        return check_reset_mask(mask, self.num_envs, self.torch_device)
 
     def _warn_overflow_once(self) -> None:
         # On the CPU the flag is host memory; on CUDA this reads one int (a sync) every 64 steps only.
@@ -840,6 +793,83 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             RuntimeWarning,
             stacklevel=3,
         )
+
+
+def check_actions(
+    actions: Any, expected: tuple[int, int], device: torch.device, nonfinite_actions: str
+) -> torch.Tensor:
+    """Validate a batch of actions and return it as a contiguous float32 tensor on ``device``.
+
+    Numpy arrays of any real dtype are clipped to [-1, 1] in their own precision and converted; torch tensors
+    must be float32, dense and on ``device``. Non-finite entries raise unless ``nonfinite_actions`` is
+    ``"end_episode"`` (then they pass through for the device to flag).
+
+    Raises:
+        TypeError: If ``actions`` is neither a torch tensor nor a numpy array.
+        ValueError: On a wrong shape, dtype, layout or device, or a non-finite entry.
+    """
+    if isinstance(actions, np.ndarray):
+        if actions.dtype.kind not in "fiu":
+            raise ValueError(f"actions: expected a real dtype, got numpy {actions.dtype}")
+        if actions.shape != expected:
+            raise ValueError(f"actions: expected shape {expected}, got {actions.shape}")
+        finite = np.isfinite(actions)
+        if nonfinite_actions == "raise" and not finite.all():
+            bad = np.flatnonzero(~finite.all(axis=1))[:8].tolist()
+            raise ValueError(f"actions: expected finite values, got NaN or inf in world(s) {bad}")
+        # Clipped in the input's own precision first, so finite values beyond float32 clip as documented;
+        # non-finite entries stay NaN for the device to flag.
+        clipped = np.where(finite, np.clip(actions, -1.0, 1.0), np.nan).astype(np.float32)
+        return torch.from_numpy(clipped).to(device)
+    if isinstance(actions, torch.Tensor):
+        if actions.dtype != torch.float32:
+            raise ValueError(f"actions: expected dtype torch.float32, got {actions.dtype}")
+        if actions.layout != torch.strided:
+            raise ValueError(f"actions: expected a dense (strided) tensor, got layout {actions.layout}")
+        if actions.device != device:
+            raise ValueError(f"actions: expected device {device}, got {actions.device}")
+        if tuple(actions.shape) != expected:
+            raise ValueError(f"actions: expected shape {expected}, got {tuple(actions.shape)}")
+        # Lazy negation / conjugation bits are not in the memory Warp reads: materialize them.
+        actions = actions.detach().resolve_neg().resolve_conj()
+        if not actions.is_contiguous():
+            actions = actions.contiguous()
+    else:
+        raise TypeError(f"actions: expected a torch.Tensor or numpy.ndarray, got {type(actions).__name__}")
+    if nonfinite_actions != "raise":
+        return actions
+    finite = torch.isfinite(actions).all(dim=1)
+    if not bool(finite.all()):
+        bad = torch.nonzero(~finite).flatten()[:8].tolist()
+        raise ValueError(f"actions: expected finite values, got NaN or inf in world(s) {bad}")
+    return actions
+
+
+def check_reset_mask(mask: Any, num_envs: int, device: torch.device) -> torch.Tensor:
+    """Validate ``options["reset_mask"]``: a bool numpy array or dense torch tensor of shape (num_envs,).
+
+    Raises:
+        ValueError: On a wrong type, dtype, layout or shape; the message names ``options['reset_mask']``.
+    """
+    if isinstance(mask, np.ndarray):
+        if mask.dtype != np.bool_:
+            raise ValueError(f"options['reset_mask']: expected dtype bool, got numpy {mask.dtype}")
+        mask = torch.tensor(mask, device=device)
+    elif isinstance(mask, torch.Tensor):
+        if mask.dtype != torch.bool:
+            raise ValueError(f"options['reset_mask']: expected dtype torch.bool, got {mask.dtype}")
+        if mask.layout != torch.strided or mask.device.type == "meta":
+            raise ValueError(
+                f"options['reset_mask']: expected a dense tensor with data, got layout {mask.layout} on {mask.device}"
+            )
+        mask = mask.to(device)
+    else:
+        raise ValueError(
+            f"options['reset_mask']: expected a bool numpy array or torch tensor, got {type(mask).__name__}"
+        )
+    if tuple(mask.shape) != (num_envs,):
+        raise ValueError(f"options['reset_mask']: expected shape ({num_envs},), got {tuple(mask.shape)}")
+    return mask
 
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)

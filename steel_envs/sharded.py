@@ -1,0 +1,241 @@
+"""One vector env over several CPU processes: worlds sharded across cores behind the same API.
+
+Warp's CPU kernels run on one thread, so one :class:`~steel_envs.SteelVectorEnv` uses one core. A
+:class:`ShardedVectorEnv` splits ``num_envs`` worlds into ``num_shards`` contiguous blocks, each stepped by a
+worker process with its own ``SteelVectorEnv``; actions and every output live in shared-memory torch tensors,
+so the parent's returned tensors are views as in the single-process env. Shard ``k`` is built with
+``world_offset`` = its first world, so every world draws the same random stream as in one big env and the
+trajectories are bitwise equal to the unsharded env's.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from gymnasium.vector import AutoresetMode
+
+from .vector_env import check_actions, check_reset_mask
+
+__all__ = ["ShardedVectorEnv"]
+
+_FLAGS = ("constraint_overflow", "nonfinite_state", "nonfinite_action")
+
+
+def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str, torch.Tensor], conn) -> None:
+    """Own one shard's env; answer ``step`` / ``reset`` / ``close`` commands over ``conn``."""
+    import warp as wp
+
+    wp.config.log_level = wp.LOG_WARNING
+    torch.set_num_threads(1)
+    import steel_envs
+
+    rows = slice(offset, offset + count)
+    try:
+        env = steel_envs.make_vec(env_id, num_envs=count, device="cpu", world_offset=offset, **kwargs)
+    except Exception as e:  # reported to the parent, which raises it
+        conn.send(("error", f"{type(e).__name__}: {e}"))
+        return
+    conn.send(("ready", None))
+
+    def publish(obs: torch.Tensor, info: dict[str, Any]) -> None:
+        shared["obs"][rows] = obs
+        for i, name in enumerate(_FLAGS):
+            shared["flags"][i, rows] = info[name]
+
+    while True:
+        command, arg = conn.recv()
+        try:
+            if command == "step":
+                obs, reward, terminated, truncated, info = env.step(shared["actions"][rows])
+                shared["reward"][rows] = reward
+                shared["terminated"][rows] = terminated
+                shared["truncated"][rows] = truncated
+                for i, term in enumerate(env.reward_terms):
+                    shared["reward_terms"][i, rows] = info[f"reward_{term}"]
+                episode = info["episode"]
+                shared["done"][rows] = info["_episode"]
+                shared["ep_r"][rows] = episode["r"]
+                shared["ep_l"][rows] = episode["l"]
+                shared["ep_overflow"][rows] = episode["constraint_overflow"]
+                for i, term in enumerate(env.reward_terms):
+                    shared["ep_terms"][i, rows] = episode[f"reward_{term}"]
+                if "final_obs" in info:
+                    shared["final_obs"][rows] = info["final_obs"]
+                publish(obs, info)
+            elif command == "reset":
+                seed, mask = arg
+                options = None if mask is None else {"reset_mask": mask[rows]}
+                obs, info = env.reset(seed=seed, options=options)
+                publish(obs, info)
+                shared["done"][rows] = False
+            elif command == "close":
+                env.close()
+                conn.send(("ok", None))
+                return
+            conn.send(("ok", None))
+        except Exception as e:
+            conn.send(("error", f"{type(e).__name__}: {e}"))
+
+
+class ShardedVectorEnv(gym.vector.VectorEnv):
+    """``num_envs`` worlds of ``env_id`` stepped by ``num_shards`` CPU processes, one vector env to the caller.
+
+    The API, the info keys and the semantics are those of :class:`~steel_envs.SteelVectorEnv` (CPU only);
+    returned tensors are views of shared memory, overwritten by the next call.
+
+    Args:
+        env_id: A registered ID.
+        num_envs: Total worlds, >= ``num_shards``.
+        num_shards: Worker processes; one per core is the useful maximum.
+        seed: Seed of the first reset.
+        **kwargs: Keyword arguments of the env (``autoreset_mode``, ``max_episode_steps``, ``solver_options``,
+            ``nonfinite_actions``, task config fields); ``device`` must be ``"cpu"`` or absent.
+
+    Raises:
+        ValueError: On bad counts or a non-CPU device; a worker's construction error is re-raised here.
+    """
+
+    def __init__(self, env_id: str, num_envs: int, num_shards: int, *, seed: int | None = None, **kwargs: Any):
+        import steel_envs
+
+        if kwargs.pop("device", "cpu") not in ("cpu", None):
+            raise ValueError("device: a ShardedVectorEnv runs on the CPU")
+        if isinstance(num_shards, bool) or not isinstance(num_shards, int) or num_shards < 1:
+            raise ValueError(f"num_shards: expected an int >= 1, got {num_shards!r}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < num_shards:
+            raise ValueError(f"num_envs: expected an int >= num_shards={num_shards}, got {num_envs!r}")
+        probe = steel_envs.make_vec(env_id, num_envs=1, device="cpu", **kwargs)
+        if seed is None:  # one seed for every shard, so the population is one random stream as in a single env
+            seed = int(np.random.SeedSequence().entropy % 2**63)
+        self.num_envs = num_envs
+        self.num_shards = num_shards
+        self.device = "cpu"
+        self.torch_device = torch.device("cpu")
+        self.action_dim = probe.action_dim
+        self.reward_terms = probe.reward_terms
+        self.decimation = probe.decimation
+        self.control_dt = probe.control_dt
+        self.max_episode_steps = probe.max_episode_steps
+        self.autoreset_mode = probe.autoreset_mode
+        self.nonfinite_actions = probe.nonfinite_actions
+        self.metadata = dict(probe.metadata)
+        self.render_mode = None
+        self.single_observation_space = probe.single_observation_space
+        self.single_action_space = probe.single_action_space
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
+        obs_dim, terms = probe.single_observation_space.shape[0], len(probe.reward_terms)
+        probe.close()
+
+        def zeros(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+            return torch.zeros(shape, dtype=dtype).share_memory_()
+
+        n = num_envs
+        self._shared = {
+            "actions": zeros(n, self.action_dim),
+            "obs": zeros(n, obs_dim),
+            "final_obs": zeros(n, obs_dim),
+            "reward": zeros(n),
+            "terminated": zeros(n, dtype=torch.bool),
+            "truncated": zeros(n, dtype=torch.bool),
+            "reward_terms": zeros(terms, n),
+            "flags": zeros(len(_FLAGS), n, dtype=torch.bool),
+            "done": zeros(n, dtype=torch.bool),
+            "ep_r": zeros(n),
+            "ep_l": zeros(n, dtype=torch.int32),
+            "ep_overflow": zeros(n, dtype=torch.bool),
+            "ep_terms": zeros(terms, n),
+        }
+        bounds = np.linspace(0, n, num_shards + 1).astype(int)
+        context = mp.get_context("spawn")
+        self._conns, self._procs = [], []
+        for k in range(num_shards):
+            parent, child = context.Pipe()
+            proc = context.Process(
+                target=_worker,
+                args=(
+                    env_id,
+                    {**kwargs, "seed": seed},
+                    int(bounds[k]),
+                    int(bounds[k + 1] - bounds[k]),
+                    self._shared,
+                    child,
+                ),
+                daemon=True,
+            )
+            proc.start()
+            self._conns.append(parent)
+            self._procs.append(proc)
+        self.closed = False
+        self._gather()
+        sh = self._shared
+        self._info_views = {
+            **{f"reward_{t}": sh["reward_terms"][i] for i, t in enumerate(self.reward_terms)},
+            **{name: sh["flags"][i] for i, name in enumerate(_FLAGS)},
+            "episode": {
+                "r": sh["ep_r"],
+                "l": sh["ep_l"],
+                "constraint_overflow": sh["ep_overflow"],
+                **{f"reward_{t}": sh["ep_terms"][i] for i, t in enumerate(self.reward_terms)},
+            },
+            "_episode": sh["done"],
+        }
+        self.reset(seed=seed)
+
+    def _gather(self) -> None:
+        errors = []
+        for k, conn in enumerate(self._conns):
+            status, message = conn.recv()
+            if status == "error":
+                errors.append(f"shard {k}: {message}")
+        if errors:
+            self.close()
+            raise RuntimeError("; ".join(errors))
+
+    def _send(self, command: str, arg: Any = None) -> None:
+        if self.closed:
+            raise RuntimeError("ShardedVectorEnv is closed")
+        for conn in self._conns:
+            conn.send((command, arg))
+        self._gather()
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Reset all worlds or ``options["reset_mask"]``; see :meth:`SteelVectorEnv.reset`."""
+        options = {} if options is None else options
+        unknown = sorted(set(options) - {"reset_mask"})
+        if unknown:
+            raise ValueError(f"options: unknown key(s) {unknown}; the only option is 'reset_mask'")
+        mask = options.get("reset_mask")
+        mask = None if mask is None else check_reset_mask(mask, self.num_envs, self.torch_device)
+        if seed is not None:
+            super().reset(seed=seed)
+        self._send("reset", (seed, mask))
+        return self._shared["obs"], {name: self._shared["flags"][i] for i, name in enumerate(_FLAGS)}
+
+    def step(self, actions: torch.Tensor | np.ndarray):
+        """Step every shard; see :meth:`SteelVectorEnv.step` for the arguments, outputs and errors."""
+        actions = check_actions(actions, (self.num_envs, self.action_dim), self.torch_device, self.nonfinite_actions)
+        self._shared["actions"].copy_(actions)
+        self._send("step")
+        sh = self._shared
+        info = dict(self._info_views)
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            info["final_obs"], info["_final_obs"] = sh["final_obs"], sh["done"]
+        return sh["obs"], sh["reward"], sh["terminated"], sh["truncated"], info
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Stop the worker processes."""
+        for conn in self._conns:
+            try:
+                conn.send(("close", None))
+                conn.recv()
+            except (BrokenPipeError, EOFError, OSError):
+                pass
+        for proc in self._procs:
+            proc.join(timeout=10)
+            if proc.is_alive():
+                proc.terminate()

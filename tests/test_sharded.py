@@ -1,0 +1,62 @@
+"""A ShardedVectorEnv over 2 processes is bitwise the single-process env with the same seed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from conftest import ANT, CARTPOLE, make, random_actions
+
+import steel_envs
+
+
+@pytest.mark.parametrize("env_id", [CARTPOLE, ANT])
+def test_two_shards_equal_one_env(env_id):
+    n = 4
+    kwargs = {"healthy_z_max": 0.6} if env_id == ANT else {}  # episodes end within the run
+    sharded = steel_envs.make_vec(env_id, n, num_shards=2, seed=5, **kwargs)
+    single = make(env_id, n, seed=5, **kwargs)
+    try:
+        obs_a, _ = sharded.reset(seed=5)
+        obs_b, _ = single.reset(seed=5)
+        assert obs_a.numpy().tobytes() == obs_b.numpy().tobytes()
+        ended = 0
+        for k, a in enumerate(random_actions(single, 40, seed=3)):
+            if k == 20:
+                mask = np.array([True, False, False, True])
+                obs_a, _ = sharded.reset(options={"reset_mask": mask})
+                obs_b, _ = single.reset(options={"reset_mask": mask})
+                assert torch.equal(obs_a, obs_b)
+            out_a, out_b = sharded.step(a), single.step(a)
+            for x, y in zip(out_a[:4], out_b[:4], strict=True):
+                assert x.numpy().tobytes() == y.numpy().tobytes()
+            info_a, info_b = out_a[4], out_b[4]
+            assert torch.equal(info_a["_episode"], info_b["_episode"])
+            done = info_b["_episode"]
+            ended += int(done.sum())
+            for key in ("r", "l", "constraint_overflow"):
+                assert torch.equal(info_a["episode"][key][done], info_b["episode"][key][done])
+            assert torch.equal(info_a["final_obs"][done], info_b["final_obs"][done])
+            for term in single.reward_terms:
+                assert torch.equal(info_a[f"reward_{term}"], info_b[f"reward_{term}"])
+        assert ended > 0
+    finally:
+        sharded.close()
+
+
+def test_sharded_env_rejects_bad_input_in_the_parent():
+    env = steel_envs.make_vec(CARTPOLE, 2, num_shards=2, seed=0)
+    try:
+        with pytest.raises(ValueError, match="actions: expected shape"):
+            env.step(torch.zeros(3, 1))
+        with pytest.raises(ValueError, match="reset_mask"):
+            env.reset(options={"reset_mask": np.ones(3, bool)})
+        env.step(torch.zeros(2, 1))
+    finally:
+        env.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        env.step(torch.zeros(2, 1))
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        steel_envs.make_vec(CARTPOLE, 2, num_shards=2, bogus=1)
+    with pytest.raises(ValueError, match="num_envs"):
+        steel_envs.make_vec(CARTPOLE, 1, num_shards=2)

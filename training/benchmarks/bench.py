@@ -1,0 +1,328 @@
+"""``steel-envs bench``: throughput of steel-envs side by side with peers measured in the same run.
+
+For every ID and world count: env-steps/s, physics-steps/s, the time of a step split into physics
+(``decimation`` x (collide + SolverSteel.step), timed around the env's own substep loop) and env overhead
+(actions, terms, resets, observations), Warp memory per world, and the first call (build + first step; Warp's
+kernel compile when its cache is cold). Peers, each on the same cores in the same run:
+
+- ``bare``: the env's own model, solver and collision pipeline stepped in a bare loop (``env._simulate``):
+  the wrapper overhead is env time / bare time - 1;
+- ``featherstone``: the same Newton model stepped by ``SolverFeatherstone`` with the same dt and substeps;
+- ``gymnasium-sync`` / ``gymnasium-async``: Gymnasium's MuJoCo ``Ant-v5`` / ``Humanoid-v5`` (MuJoCo's C engine),
+  ``SyncVectorEnv`` with 8 envs and ``AsyncVectorEnv`` with one env per core, random actions (extra ``bench``;
+  skipped with a message when ``mujoco`` is not installed).
+
+Writes a JSON file with every figure and a PNG plot (env-steps/s vs worlds, peers as lines), and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+import warp as wp
+
+__all__ = ["BenchRow", "bench", "main"]
+
+_MUJOCO_PEERS = {"steel_envs/AntRun-v0": "Ant-v5"}
+
+
+@dataclass
+class BenchRow:
+    """One measurement: an ID (or a peer) at a world count."""
+
+    env_id: str
+    kind: str
+    """``steel-envs``, ``bare``, ``featherstone``, ``gymnasium-sync`` or ``gymnasium-async``."""
+    num_envs: int
+    env_steps_per_s: float
+    physics_steps_per_s: float = float("nan")
+    physics_ms: float = float("nan")
+    """Physics time per control step [ms]."""
+    overhead_ms: float = float("nan")
+    """Env time per control step outside the physics [ms]."""
+    memory_per_world_kib: float = float("nan")
+    first_call_s: float = float("nan")
+    notes: dict = field(default_factory=dict)
+
+
+def _sync(env) -> None:
+    if env.torch_device.type == "cuda":
+        torch.cuda.synchronize(env.torch_device)
+
+
+def _live_bytes(text: str) -> int:
+    """Live bytes in a ``wp.ScopedMemoryTracker`` report."""
+    m = re.search(r"Live allocations:\s*\n\s*\S+\s+\d+\s+\(([\d.]+)\s*(B|KB|MB|GB)\)", text)
+    if m is None:
+        return 0
+    return int(float(m.group(1)) * {"B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30}[m.group(2)])
+
+
+def _measure_env(env_id: str, num_envs: int, steps: int, device: str | None) -> list[BenchRow]:
+    import steel_envs
+
+    report: list[str] = []
+    tracker = wp.ScopedMemoryTracker("env", print=False, report_func=report.append)
+    with tracker:
+        start = time.perf_counter()
+        env = steel_envs.make_vec(env_id, num_envs=num_envs, device=device, seed=0)
+        g = torch.Generator(device=env.torch_device).manual_seed(0)
+        shape = (num_envs, env.action_dim)
+        env.step(torch.rand(shape, generator=g, device=env.torch_device) * 2 - 1)
+        _sync(env)
+        first_call = time.perf_counter() - start
+    tracker.report()
+    memory = _live_bytes("".join(report)) / num_envs / 1024
+    actions = [torch.rand(shape, generator=g, device=env.torch_device) * 2 - 1 for _ in range(min(steps, 64))]
+    physics = [0.0]
+    simulate = env._simulate
+    graph = env._graph
+
+    def timed_simulate() -> None:
+        t = time.perf_counter()
+        simulate()
+        physics[0] += time.perf_counter() - t
+
+    # Physics timing brackets the substeps with a device sync on CUDA, so it runs eagerly in a separate pass.
+    for _ in range(3):
+        env.step(actions[0])
+    _sync(env)
+    t = time.perf_counter()
+    for k in range(steps):
+        env.step(actions[k % len(actions)])
+    _sync(env)
+    total = time.perf_counter() - t
+    env._simulate, env._graph = timed_simulate, None
+    t = time.perf_counter()
+    for k in range(steps):
+        env.step(actions[k % len(actions)])
+    _sync(env)
+    split_total = time.perf_counter() - t
+    env._simulate, env._graph = simulate, graph
+    physics_share = physics[0] / split_total
+    per_step = total / steps
+    row = BenchRow(
+        env_id=env_id,
+        kind="steel-envs",
+        num_envs=num_envs,
+        env_steps_per_s=num_envs / per_step,
+        physics_steps_per_s=num_envs * env.decimation / per_step,
+        physics_ms=1e3 * per_step * physics_share,
+        overhead_ms=1e3 * per_step * (1 - physics_share),
+        memory_per_world_kib=memory,
+        first_call_s=first_call,
+    )
+    # The same model, solver and pipeline in a bare loop: collide + step, nothing else.
+    _sync(env)
+    t = time.perf_counter()
+    for _ in range(steps):
+        if graph is not None:
+            wp.capture_launch(graph)
+        else:
+            simulate()
+    _sync(env)
+    bare_step = (time.perf_counter() - t) / steps
+    bare = BenchRow(
+        env_id=env_id,
+        kind="bare",
+        num_envs=num_envs,
+        env_steps_per_s=num_envs / bare_step,
+        physics_steps_per_s=num_envs * env.decimation / bare_step,
+        physics_ms=1e3 * bare_step,
+    )
+    row.notes["wrapper_overhead"] = per_step / bare_step - 1.0
+    rows = [row, bare, _featherstone(env, steps)]
+    env.close()
+    return rows
+
+
+def _featherstone(env, steps: int) -> BenchRow:
+    """SolverFeatherstone on the env's model, same dt and substeps, same contacts pipeline."""
+    import newton
+
+    model = env.model
+    solver = newton.solvers.SolverFeatherstone(model)
+    s0, s1 = model.state(), model.state()
+    newton.eval_fk(model, model.joint_q, model.joint_qd, s0)
+    control = model.control()
+    pipeline = newton.CollisionPipeline(model) if env.enable_collisions else None
+    contacts = pipeline.contacts() if pipeline is not None else None
+
+    def substeps() -> None:
+        nonlocal s0, s1
+        for _ in range(env.decimation):
+            s0.clear_forces()
+            if pipeline is not None:
+                pipeline.collide(s0, contacts)
+            solver.step(s0, s1, control, contacts, env.physics_dt)
+            s0, s1 = s1, s0
+
+    substeps()
+    _sync(env)
+    t = time.perf_counter()
+    for _ in range(steps):
+        substeps()
+    _sync(env)
+    per_step = (time.perf_counter() - t) / steps
+    return BenchRow(
+        env_id=env.spec.id if env.spec else type(env).__name__,
+        kind="featherstone",
+        num_envs=env.num_envs,
+        env_steps_per_s=env.num_envs / per_step,
+        physics_steps_per_s=env.num_envs * env.decimation / per_step,
+        physics_ms=1e3 * per_step,
+    )
+
+
+def _gymnasium_peer(gym_id: str, mode: str, num_envs: int, steps: int) -> BenchRow:
+    import gymnasium as gym
+
+    env = gym.make_vec(gym_id, num_envs=num_envs, vectorization_mode=mode)
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    actions = [env.action_space.sample() for _ in range(32)]
+    for k in range(5):
+        env.step(actions[k])
+    t = time.perf_counter()
+    for k in range(steps):
+        env.step(actions[k % len(actions)])
+    per_step = (time.perf_counter() - t) / steps
+    env.close()
+    return BenchRow(env_id=gym_id, kind=f"gymnasium-{mode}", num_envs=num_envs, env_steps_per_s=num_envs / per_step)
+
+
+def bench(
+    env_ids: Sequence[str],
+    world_counts: Sequence[int],
+    steps: int,
+    device: str | None,
+    peers: bool = True,
+    progress: Callable[[str], None] = print,
+) -> list[BenchRow]:
+    """Measure every ID at every world count, then the Gymnasium peers; see the module docstring."""
+    rows: list[BenchRow] = []
+    for env_id in env_ids:
+        for n in world_counts:
+            progress(f"{env_id} x {n}")
+            rows += _measure_env(env_id, n, steps, device)
+        gym_id = _MUJOCO_PEERS.get(env_id)
+        if not peers or gym_id is None:
+            continue
+        try:
+            import mujoco  # noqa: F401
+        except ImportError:
+            progress(f"skipping the Gymnasium {gym_id} peers: mujoco is not installed (pip install -e '.[bench]')")
+            continue
+        cores = os.cpu_count() or 1
+        for mode, n in (("sync", 8), ("async", cores)):
+            progress(f"Gymnasium {gym_id} {mode} x {n}")
+            rows.append(_gymnasium_peer(gym_id, mode, n, steps))
+    return rows
+
+
+def _table(rows: list[BenchRow]) -> str:
+    head = (
+        f"{'env':34s} {'kind':16s} {'worlds':>6s} {'env-steps/s':>12s} {'phys-steps/s':>13s} "
+        f"{'physics ms':>10s} {'overhead ms':>11s} {'KiB/world':>9s} {'first s':>7s}"
+    )
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(
+            f"{r.env_id:34s} {r.kind:16s} {r.num_envs:6d} {r.env_steps_per_s:12.0f} {r.physics_steps_per_s:13.0f} "
+            f"{r.physics_ms:10.3f} {r.overhead_ms:11.3f} {r.memory_per_world_kib:9.1f} {r.first_call_s:7.2f}"
+        )
+    return "\n".join(lines)
+
+
+def _plot(rows: list[BenchRow], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for kind, style in (("steel-envs", "o-"), ("bare", "s--"), ("featherstone", "^:")):
+        for env_id in dict.fromkeys(r.env_id for r in rows if r.kind == kind):
+            pts = sorted((r.num_envs, r.env_steps_per_s) for r in rows if r.kind == kind and r.env_id == env_id)
+            ax.plot(*zip(*pts, strict=True), style, label=f"{env_id.split('/')[-1]} {kind}")
+    for r in rows:
+        if r.kind.startswith("gymnasium"):
+            ax.axhline(r.env_steps_per_s, linestyle="-.", color="gray", linewidth=1)
+            ax.annotate(
+                f"{r.env_id} {r.kind.split('-')[1]} ({r.num_envs} envs)",
+                (1, r.env_steps_per_s),
+                fontsize=7,
+                color="gray",
+                va="bottom",
+            )
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("worlds per env")
+    ax.set_ylabel("env-steps/s")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``steel-envs bench <Id>... --num-envs 1,16,64 --steps K --device cpu``."""
+    p = argparse.ArgumentParser(
+        prog="steel-envs bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("env_ids", nargs="+")
+    p.add_argument("--num-envs", default="1,16,64,256,1024", help="comma-separated world counts")
+    p.add_argument("--steps", type=int, default=100, help="timed control steps per measurement")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--no-peers", action="store_true", help="skip the Gymnasium MuJoCo peers")
+    p.add_argument("--out", default="bench", help="output prefix: <out>.json and <out>.png")
+    a = p.parse_args(argv)
+    wp.config.log_level = wp.LOG_WARNING
+    try:
+        counts = [int(v) for v in a.num_envs.split(",")]
+    except ValueError:
+        p.error(f"--num-envs: expected comma-separated ints, got {a.num_envs!r}")
+    from tqdm import tqdm
+
+    total = len(a.env_ids) * len(counts) + (0 if a.no_peers else 2 * len(a.env_ids))
+    bar = tqdm(total=total, unit="run", desc="bench")
+
+    def progress(message: str) -> None:
+        bar.set_postfix_str(message, refresh=False)
+        bar.update(1)
+
+    rows = bench(a.env_ids, counts, a.steps, a.device, peers=not a.no_peers, progress=progress)
+    bar.close()
+    print(_table(rows))
+    for r in rows:
+        if "wrapper_overhead" in r.notes:
+            print(
+                f"wrapper overhead vs bare loop, {r.env_id} x {r.num_envs}: {100 * r.notes['wrapper_overhead']:+.1f} %"
+            )
+    meta = {
+        "device": a.device,
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "steps": a.steps,
+        "command": "steel-envs bench " + " ".join(sys.argv[2:] if argv is None else argv),
+    }
+    records = [{k: None if isinstance(v, float) and np.isnan(v) else v for k, v in asdict(r).items()} for r in rows]
+    with open(f"{a.out}.json", "w") as f:
+        json.dump({"meta": meta, "rows": records}, f, indent=2)
+    _plot(rows, f"{a.out}.png")
+    print(f"wrote {a.out}.json and {a.out}.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
