@@ -21,6 +21,7 @@ def rollout(
     policy: str = "random",
     seed: int = 0,
     progress: bool = True,
+    num_shards: int = 1,
 ) -> dict[str, float]:
     """Run a random or zero policy on every world and measure throughput and episode statistics.
 
@@ -32,6 +33,7 @@ def rollout(
         policy: ``"random"`` (uniform in the action space, seeded) or ``"zero"``.
         seed: Seed of the env and of the random policy.
         progress: Show a tqdm progress bar with the live mean return.
+        num_shards: CPU processes the worlds are split over (:class:`steel_envs.ShardedVectorEnv`).
 
     Returns:
         ``env_steps_per_s`` (world-steps per second, the first step excluded as warm-up),
@@ -47,7 +49,7 @@ def rollout(
         raise ValueError(f"policy: expected 'random' or 'zero', got {policy!r}")
     if steps < 2:
         raise ValueError(f"steps: expected an int >= 2, got {steps}")
-    env = steel_envs.make_vec(env_id, num_envs=num_envs, device=device, seed=seed)
+    env = steel_envs.make_vec(env_id, num_envs=num_envs, device=device, seed=seed, num_shards=num_shards)
     generator = torch.Generator(device=env.torch_device).manual_seed(seed)
     shape = (env.num_envs, env.action_dim)
     zeros = torch.zeros(shape, device=env.torch_device)
@@ -150,6 +152,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default=None, help="Warp device: cpu, cuda:0 (default: Warp's preferred)")
     p.add_argument("--policy", choices=("random", "zero"), default="random", help="action policy (default random)")
     p.add_argument("--seed", type=int, default=0, help="seed of the env and the policy (default 0)")
+    p.add_argument("--shards", type=int, default=1, help="CPU processes to split the worlds over (default 1)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     r = sub.add_parser("record", help="record a video of a random or zero policy (rgb_array rendering)")
     r.add_argument("env_id", help="environment ID, e.g. steel_envs/AntRun-v0")
@@ -205,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "record":
         try:
             width, height = (int(v) for v in args.size.lower().split("x"))
-            frames = record(
+            frames, fps = record(
                 args.env_id,
                 steps=args.steps,
                 policy=args.policy,
@@ -216,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             from .rendering import write_video
 
-            write_video(frames, args.out, fps=1.0 / steel_envs.make_vec(args.env_id, 1, device="cpu").control_dt)
+            write_video(frames, args.out, fps=fps)
         except (ValueError, ImportError) as e:
             print(f"steel-envs record: {e}", file=sys.stderr)
             return 2
@@ -237,11 +240,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             policy=args.policy,
             seed=args.seed,
             progress=not args.no_progress,
+            num_shards=args.shards,
         )
     except ValueError as e:
         print(f"steel-envs: {e}", file=sys.stderr)
         return 2
-    print(f"{args.env_id}: {args.num_envs} worlds x {args.steps} steps, {args.policy} policy, {r['seconds']:.2f} s")
+    shards = f" in {args.shards} processes" if args.shards > 1 else ""
+    head = f"{args.env_id}: {args.num_envs} worlds{shards} x {args.steps} steps, {args.policy} policy"
+    print(f"{head}, {r['seconds']:.2f} s")
     print(f"  env-steps/s      {r['env_steps_per_s']:.0f}")
     print(f"  physics-steps/s  {r['physics_steps_per_s']:.0f}")
     print(f"  episodes ended   {r['episodes']:.0f}")

@@ -45,7 +45,6 @@ class SteelSingleEnv(gym.Env):
         self.vector_env = self.vector_cls(num_envs=1, autoreset_mode="Disabled", **kwargs)
         self.observation_space = self.vector_env.single_observation_space
         self.action_space = self.vector_env.single_action_space
-        self.metadata = {"render_modes": ["rgb_array"], "render_fps": round(1.0 / self.vector_env.control_dt)}
         self.render_mode = self.vector_env.render_mode
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
@@ -112,6 +111,11 @@ def single_world(vector_cls: type[SteelVectorEnv]) -> type[SteelSingleEnv]:
         (SteelSingleEnv,),
         {
             "vector_cls": vector_cls,
+            # Class-level, as gym.make reads the render modes before constructing the env.
+            "metadata": {
+                "render_modes": ["rgb_array"],
+                "render_fps": round(1.0 / (vector_cls.physics_dt * vector_cls.decimation)),
+            },
             "__doc__": f"Single-world adapter of :class:`{vector_cls.__name__}`.\n\n" + (SteelSingleEnv.__doc__ or ""),
             "__module__": vector_cls.__module__,
         },

@@ -84,15 +84,16 @@ def _measure_env(env_id: str, num_envs: int, steps: int, device: str | None) -> 
     memory = _live_bytes("".join(report)) / num_envs / 1024
     actions = [torch.rand(shape, generator=g, device=env.torch_device) * 2 - 1 for _ in range(min(steps, 64))]
     physics = [0.0]
-    simulate = env._simulate
-    graph = env._graph
+    run_physics = env._physics
 
-    def timed_simulate() -> None:
+    def timed_physics() -> None:
+        _sync(env)
         t = time.perf_counter()
-        simulate()
+        run_physics()
+        _sync(env)
         physics[0] += time.perf_counter() - t
 
-    # Physics timing brackets the substeps with a device sync on CUDA, so it runs eagerly in a separate pass.
+    # The physics timing brackets the substeps with device syncs on CUDA, so it runs in a separate pass.
     for _ in range(3):
         env.step(actions[0])
     _sync(env)
@@ -101,13 +102,13 @@ def _measure_env(env_id: str, num_envs: int, steps: int, device: str | None) -> 
         env.step(actions[k % len(actions)])
     _sync(env)
     total = time.perf_counter() - t
-    env._simulate, env._graph = timed_simulate, None
+    env._physics = timed_physics
     t = time.perf_counter()
     for k in range(steps):
         env.step(actions[k % len(actions)])
     _sync(env)
     split_total = time.perf_counter() - t
-    env._simulate, env._graph = simulate, graph
+    env._physics = run_physics
     physics_share = physics[0] / split_total
     per_step = total / steps
     row = BenchRow(
@@ -125,10 +126,7 @@ def _measure_env(env_id: str, num_envs: int, steps: int, device: str | None) -> 
     _sync(env)
     t = time.perf_counter()
     for _ in range(steps):
-        if graph is not None:
-            wp.capture_launch(graph)
-        else:
-            simulate()
+        run_physics()
     _sync(env)
     bare_step = (time.perf_counter() - t) / steps
     bare = BenchRow(
@@ -183,6 +181,33 @@ def _featherstone(env, steps: int) -> BenchRow:
     )
 
 
+def _measure_sharded(env_id: str, num_envs: int, num_shards: int, steps: int) -> BenchRow:
+    """The same ID split over ``num_shards`` CPU processes (ShardedVectorEnv)."""
+    import steel_envs
+
+    start = time.perf_counter()
+    env = steel_envs.make_vec(env_id, num_envs, num_shards=num_shards, seed=0)
+    g = torch.Generator().manual_seed(0)
+    actions = [torch.rand(num_envs, env.action_dim, generator=g) * 2 - 1 for _ in range(min(steps, 64))]
+    env.step(actions[0])
+    first_call = time.perf_counter() - start
+    for k in range(3):
+        env.step(actions[k % len(actions)])
+    t = time.perf_counter()
+    for k in range(steps):
+        env.step(actions[k % len(actions)])
+    per_step = (time.perf_counter() - t) / steps
+    env.close()
+    return BenchRow(
+        env_id=env_id,
+        kind=f"sharded-{num_shards}",
+        num_envs=num_envs,
+        env_steps_per_s=num_envs / per_step,
+        physics_steps_per_s=num_envs * env.decimation / per_step,
+        first_call_s=first_call,
+    )
+
+
 def _gymnasium_peer(gym_id: str, mode: str, num_envs: int, steps: int) -> BenchRow:
     import gymnasium as gym
 
@@ -207,13 +232,17 @@ def bench(
     device: str | None,
     peers: bool = True,
     progress: Callable[[str], None] = print,
+    shards: int = 1,
 ) -> list[BenchRow]:
-    """Measure every ID at every world count, then the Gymnasium peers; see the module docstring."""
+    """Measure every ID at every world count (also split over ``shards`` CPU processes when > 1), then the
+    Gymnasium peers; see the module docstring."""
     rows: list[BenchRow] = []
     for env_id in env_ids:
         for n in world_counts:
             progress(f"{env_id} x {n}")
             rows += _measure_env(env_id, n, steps, device)
+            if shards > 1 and n >= shards:
+                rows.append(_measure_sharded(env_id, n, shards, steps))
         gym_id = _MUJOCO_PEERS.get(env_id)
         if not peers or gym_id is None:
             continue
@@ -250,7 +279,9 @@ def _plot(rows: list[BenchRow], path: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for kind, style in (("steel-envs", "o-"), ("bare", "s--"), ("featherstone", "^:")):
+    kinds = dict.fromkeys(r.kind for r in rows if not r.kind.startswith("gymnasium"))
+    styles = {"steel-envs": "o-", "bare": "s--", "featherstone": "^:"}
+    for kind, style in ((k, styles.get(k, "D-")) for k in kinds):
         for env_id in dict.fromkeys(r.env_id for r in rows if r.kind == kind):
             pts = sorted((r.num_envs, r.env_steps_per_s) for r in rows if r.kind == kind and r.env_id == env_id)
             ax.plot(*zip(*pts, strict=True), style, label=f"{env_id.split('/')[-1]} {kind}")
@@ -285,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=100, help="timed control steps per measurement")
     p.add_argument("--device", default="cpu")
     p.add_argument("--no-peers", action="store_true", help="skip the Gymnasium MuJoCo peers")
+    p.add_argument("--shards", type=int, default=1, help="also measure the worlds split over this many processes")
     p.add_argument("--out", default="bench", help="output prefix: <out>.json and <out>.png")
     a = p.parse_args(argv)
     wp.config.log_level = wp.LOG_WARNING
@@ -301,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
         bar.set_postfix_str(message, refresh=False)
         bar.update(1)
 
-    rows = bench(a.env_ids, counts, a.steps, a.device, peers=not a.no_peers, progress=progress)
+    rows = bench(a.env_ids, counts, a.steps, a.device, peers=not a.no_peers, progress=progress, shards=a.shards)
     bar.close()
     print(_table(rows))
     for r in rows:
