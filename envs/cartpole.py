@@ -73,8 +73,8 @@ class CartpoleScene(SteelVectorEnv):
     enable_collisions = False
     add_ground_plane = False
     action_dim = 1
-    camera_eye = (0.0, -4.5, 0.8)  # a fixed camera facing the rail
-    camera_target = (0.0, 0.0, 0.4)
+    camera_eye = (0.0, -3.2, 0.9)  # a fixed camera facing the rail
+    camera_target = (0.0, 0.0, 0.35)
     # Two joints without contacts or enabled limits create no rows: the default capacities and 12
     # iterations are unused, and joint limits stay off because the rail's end is a termination.
     solver_defaults = SteelSolverOptions()
@@ -97,6 +97,10 @@ class CartpoleScene(SteelVectorEnv):
             radius=0.02,
             half_height=POLE_HALF_LENGTH,
             cfg=visual,
+        )
+        # The rail, drawn only (a static shape without collision), its ends at the termination limit.
+        builder.add_shape_box(
+            -1, xform=wp.transform(wp.vec3(0.0, 0.0, -0.12), wp.quat_identity()), hx=2.4, hy=0.03, hz=0.02, cfg=visual
         )
         rail = builder.add_joint_prismatic(-1, cart, axis=newton.Axis.X, armature=0.0, label="rail")
         hinge = builder.add_joint_revolute(cart, pole, axis=newton.Axis.Y, armature=0.0, label="hinge")
