@@ -119,8 +119,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         nonfinite_actions: ``"raise"``: a NaN or infinite action raises ValueError (a host sync per step on
             CUDA). ``"end_episode"``: its entries are replaced by 0 and the world's episode ends as a
             truncation, reported in ``info["nonfinite_action"]``; no host sync.
-        graph_capture: Capture the physics substeps once as a Warp graph (CUDA graph on GPUs, Warp's CPU
-            graph on the CPU) and replay it every step; False steps them eagerly (for debugging).
+        graph_capture: True: capture the whole device part of a step (actions, physics substeps, terms,
+            resets, observations) once as a Warp graph (a CUDA graph on GPUs, Warp's CPU graph on the CPU)
+            and replay it every step. ``"physics"``: capture only the substeps. False: launch everything
+            eagerly (for debugging).
         world_offset: Index of this env's first world in a larger population split over processes
             (:class:`steel_envs.ShardedVectorEnv`): world ``w`` draws the random stream of world
             ``world_offset + w``, so a shard's worlds start exactly as the same worlds of one big env.
@@ -175,7 +177,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         render_num_worlds: int = 1,
         nonfinite_actions: str = "raise",
         world_offset: int = 0,
-        graph_capture: bool = True,
+        graph_capture: bool | str = True,
         **config: Any,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or not 1 <= num_envs < 2**31:
@@ -215,8 +217,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         if nonfinite_actions not in ("raise", "end_episode"):
             raise ValueError(f"nonfinite_actions: expected 'raise' or 'end_episode', got {nonfinite_actions!r}")
 
-        if not isinstance(graph_capture, (bool, np.bool_)):
-            raise ValueError(f"graph_capture: expected a bool, got {graph_capture!r}")
+        if graph_capture not in (True, False, "physics"):
+            raise ValueError(f"graph_capture: expected True, False or 'physics', got {graph_capture!r}")
         if isinstance(world_offset, bool) or not isinstance(world_offset, (int, np.integer)) or world_offset < 0:
             raise ValueError(f"world_offset: expected an int >= 0, got {world_offset!r}")
         self.nonfinite_actions = nonfinite_actions
@@ -264,6 +266,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._overflow_warned = False
         self._steps_since_check = 0
         self._graph = None
+        self._step_graph = None
+        self._capturing = False
         self.reset(seed=seed)
         if graph_capture:
             # The captured substeps read the control and states in place, so actions and resets written
@@ -273,6 +277,16 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             with wp.ScopedDevice(self._wp_device), wp.ScopedCapture() as capture:
                 self._simulate()
             self._graph = capture.graph
+        if graph_capture is True:
+            # The whole device step (actions to observations, resets included) as a second graph: one launch
+            # per step. Masked launches then always run; they select nothing when no world ended.
+            self._capturing = True
+            try:
+                with wp.ScopedDevice(self._wp_device), wp.ScopedCapture() as capture:
+                    self._device_step(self._actions_in)
+            finally:
+                self._capturing = False
+            self._step_graph = capture.graph
 
     # ------------------------------------------------------------------ construction
 
@@ -347,6 +361,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
     def _allocate_buffers(self) -> None:
         n, t = self.num_envs, len(self.reward_terms)
         self._actions = wp.zeros((n, self.action_dim), dtype=wp.float32)
+        self._actions_in = wp.zeros((n, self.action_dim), dtype=wp.float32)  # the captured step's input
         self._reward = wp.zeros(n, dtype=wp.float32)
         self._reward_terms = wp.zeros((t, n), dtype=wp.float32)
         self._terminated = wp.zeros(n, dtype=wp.bool)
@@ -401,6 +416,23 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             "constraint_overflow": to(self._final_overflow),
             **{f"reward_{name}": final_terms[i] for i, name in enumerate(self.reward_terms)},
         }
+        self._actions_in_t = to(self._actions_in)
+
+    @property
+    def _step_info(self) -> dict[str, Any]:
+        """The ``info`` of :meth:`step`: a new dict of the same views every call."""
+        info: dict[str, Any] = {
+            **self._term_views,
+            "constraint_overflow": self._overflow_t,
+            "nonfinite_state": self._nonfinite_t,
+            "nonfinite_action": self._nonfinite_action_t,
+            "episode": self._episode_views,
+            "_episode": self._done_t,
+        }
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            info["final_obs"] = self._final_obs_t
+            info["_final_obs"] = self._done_t
+        return info
 
     @property
     def control_dt(self) -> float:
@@ -536,15 +568,31 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         """
         self._check_open()
         actions_t = self._check_actions(actions)
-        self._warp_waits_for_torch()
+        if self._step_graph is not None:
+            self._actions_in_t.copy_(actions_t)
+            self._warp_waits_for_torch()
+            wp.capture_launch(self._step_graph)
+        else:
+            self._warp_waits_for_torch()
+            self._device_step(wp.from_torch(actions_t, dtype=wp.float32))
+        self._torch_waits_for_warp()
+        self._warn_overflow_once()
+        return self._obs_t, self._reward_t, self._terminated_t, self._truncated_t, self._step_info
+
+    def _device_step(self, actions: wp.array) -> None:
+        """Steps 1-7 of :meth:`step` on the device from validated actions (num_envs, action_dim) float32;
+        launches only, no host synchronization, so the whole step can be captured as one graph."""
         self.launch_per_world(
             kernels.prepare_actions,
-            inputs=[wp.from_torch(actions_t, dtype=wp.float32), -1.0, 1.0],
+            inputs=[actions, -1.0, 1.0],
             outputs=[self._actions, self._nonfinite_action],
         )
         self._apply_actions()
         self._pre_physics()
-        self._physics()
+        if self._capturing:
+            self._simulate()  # inline: a graph launched inside a capture would not be recorded
+        else:
+            self._physics()
 
         next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
         skip = self._next_step_mask if next_step else self._no_world
@@ -606,27 +654,14 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             ],
         )
 
-        info: dict[str, Any] = {
-            **self._term_views,
-            "constraint_overflow": self._overflow_t,
-            "nonfinite_state": self._nonfinite_t,
-            "nonfinite_action": self._nonfinite_action_t,
-            "episode": self._episode_views,
-            "_episode": self._done_t,
-        }
         self._observe()
         if self.autoreset_mode == AutoresetMode.SAME_STEP:
-            info["final_obs"] = self._final_obs_t
-            info["_final_obs"] = self._done_t
             if self._any_world(self._done_t):
                 wp.copy(self._final_obs, self._obs)
                 self._reset_worlds(self._done_mask)
                 self._observe()
         elif next_step:
             wp.copy(self._next_step_mask, self._done_mask)
-        self._torch_waits_for_warp()
-        self._warn_overflow_once()
-        return self._obs_t, self._reward_t, self._terminated_t, self._truncated_t, info
 
     def render(self) -> np.ndarray | None:
         """Render world 0 (or the first ``render_num_worlds`` worlds, tiled) with Newton's ray-traced
@@ -753,9 +788,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         return self._overflow_t, self._nonfinite_t, self._nonfinite_action_t
 
     def _any_world(self, mask: torch.Tensor) -> bool:
-        """Whether ``mask`` selects a world. On the CPU the read is free; on CUDA it would sync the host, so
-        it answers True and the masked launches run (and select nothing)."""
-        return self._wp_device.is_cuda or bool(mask.any())
+        """Whether ``mask`` selects a world. On the CPU the read is free; on CUDA it would sync the host, and
+        during capture the graph must hold the launches, so then it answers True and the masked launches
+        run (selecting nothing when no world is masked)."""
+        return self._capturing or self._wp_device.is_cuda or bool(mask.any())
 
     def _warp_waits_for_torch(self) -> None:
         """Order the Warp stream after the work torch queued so far (tensors written by torch); no host sync."""

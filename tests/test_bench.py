@@ -1,0 +1,32 @@
+"""steel-envs bench: figures are measured, consistent with each other, and written as JSON and PNG."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import ANT
+
+pytest.importorskip("matplotlib")
+
+from steel_envs.training.benchmarks.bench import main
+
+
+def test_bench_writes_json_and_plot_with_peers(tmp_path):
+    pytest.importorskip("mujoco")
+    out = str(tmp_path / "b")
+    assert main([ANT, "--num-envs", "2,4", "--steps", "3", "--shards", "2", "--out", out]) == 0
+    with open(out + ".json") as f:
+        rows = json.load(f)["rows"]
+    kinds = {(r["kind"], r["num_envs"]) for r in rows}
+    assert {("steel-envs", 2), ("bare", 4), ("featherstone", 4), ("sharded-2", 4)} <= kinds
+    assert {"gymnasium-sync", "gymnasium-async"} <= {r["kind"] for r in rows}
+    for r in rows:
+        assert r["env_steps_per_s"] > 0
+        if r["kind"] == "steel-envs":
+            # The split adds up: physics + overhead is one step, and physics-steps are env-steps x decimation (5).
+            step_ms = 1e3 * r["num_envs"] / r["env_steps_per_s"]
+            assert r["physics_ms"] + r["overhead_ms"] == pytest.approx(step_ms, rel=1e-6)
+            assert r["physics_steps_per_s"] == pytest.approx(5 * r["env_steps_per_s"])
+            assert r["memory_per_world_kib"] > 0 and r["first_call_s"] > 0
+    assert (tmp_path / "b.png").stat().st_size > 1000
