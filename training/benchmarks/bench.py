@@ -1,14 +1,16 @@
 """``steel-envs bench``: throughput of steel-envs side by side with peers measured in the same run.
 
 For every ID and world count: env-steps/s, physics-steps/s, the time of a step split into physics
-(``decimation`` x (collide + SolverSteel.step), timed around the env's own substep loop) and env overhead
-(actions, terms, resets, observations), Warp memory per world, and the first call (build + first step; Warp's
-kernel compile when its cache is cold). Peers, each on the same cores in the same run:
+(``decimation`` x (collide + SolverSteel.step)) and env overhead (actions, terms, resets, observations),
+Warp memory per world, and the first call (build + first step; Warp's kernel compile when its cache is cold).
+Peers, each on the same cores in the same run:
 
-- ``bare``: the env's own model, solver and collision pipeline stepped in a bare loop (``env._simulate``):
-  the wrapper overhead is env time / bare time - 1;
+- ``bare``: the substeps alone (collide + SolverSteel.step, the env's own model, solver and pipeline), timed
+  in a twin env with the same seed and actions, so over bitwise the same states: the wrapper overhead is
+  env time / bare time - 1, and a step's env overhead is env time - bare time;
 - ``featherstone``: the same Newton model stepped by ``SolverFeatherstone`` with the same dt and substeps;
-- ``gymnasium-sync`` / ``gymnasium-async``: Gymnasium's MuJoCo ``Ant-v5`` / ``Humanoid-v5`` (MuJoCo's C engine),
+- ``sharded-K``: the same ID split over K CPU processes (``--shards K``, :class:`steel_envs.ShardedVectorEnv`);
+- ``gymnasium-sync`` / ``gymnasium-async``: Gymnasium's MuJoCo ``Ant-v5`` (MuJoCo's C engine),
   ``SyncVectorEnv`` with 8 envs and ``AsyncVectorEnv`` with one env per core, random actions (extra ``bench``;
   skipped with a message when ``mujoco`` is not installed).
 
@@ -83,17 +85,6 @@ def _measure_env(env_id: str, num_envs: int, steps: int, device: str | None) -> 
     tracker.report()
     memory = _live_bytes("".join(report)) / num_envs / 1024
     actions = [torch.rand(shape, generator=g, device=env.torch_device) * 2 - 1 for _ in range(min(steps, 64))]
-    physics = [0.0]
-    run_physics = env._physics
-
-    def timed_physics() -> None:
-        _sync(env)
-        t = time.perf_counter()
-        run_physics()
-        _sync(env)
-        physics[0] += time.perf_counter() - t
-
-    # The physics timing brackets the substeps with device syncs on CUDA, so it runs in a separate pass.
     for _ in range(3):
         env.step(actions[0])
     _sync(env)
@@ -101,34 +92,44 @@ def _measure_env(env_id: str, num_envs: int, steps: int, device: str | None) -> 
     for k in range(steps):
         env.step(actions[k % len(actions)])
     _sync(env)
-    total = time.perf_counter() - t
-    env._physics = timed_physics
-    t = time.perf_counter()
+    per_step = (time.perf_counter() - t) / steps
+
+    # The bare loop: a twin env (same seed, same actions, so bitwise the same states and the same contact
+    # workload) whose step graph holds only the substeps; the substeps are timed alone, bracketed by syncs.
+    twin = steel_envs.make_vec(env_id, num_envs=num_envs, device=device, seed=0, graph_capture="physics")
+    physics = [0.0]
+    run_physics = twin._physics
+
+    def timed_physics() -> None:
+        _sync(twin)
+        t = time.perf_counter()
+        run_physics()
+        _sync(twin)
+        physics[0] += time.perf_counter() - t
+
+    twin.step(
+        torch.rand(shape, generator=torch.Generator(device=env.torch_device).manual_seed(0), device=env.torch_device)
+        * 2
+        - 1
+    )
+    for _ in range(3):
+        twin.step(actions[0])
+    twin._physics = timed_physics
     for k in range(steps):
-        env.step(actions[k % len(actions)])
-    _sync(env)
-    split_total = time.perf_counter() - t
-    env._physics = run_physics
-    physics_share = physics[0] / split_total
-    per_step = total / steps
+        twin.step(actions[k % len(actions)])
+    twin.close()
+    bare_step = physics[0] / steps
     row = BenchRow(
         env_id=env_id,
         kind="steel-envs",
         num_envs=num_envs,
         env_steps_per_s=num_envs / per_step,
         physics_steps_per_s=num_envs * env.decimation / per_step,
-        physics_ms=1e3 * per_step * physics_share,
-        overhead_ms=1e3 * per_step * (1 - physics_share),
+        physics_ms=1e3 * bare_step,
+        overhead_ms=1e3 * (per_step - bare_step),
         memory_per_world_kib=memory,
         first_call_s=first_call,
     )
-    # The same model, solver and pipeline in a bare loop: collide + step, nothing else.
-    _sync(env)
-    t = time.perf_counter()
-    for _ in range(steps):
-        run_physics()
-    _sync(env)
-    bare_step = (time.perf_counter() - t) / steps
     bare = BenchRow(
         env_id=env_id,
         kind="bare",
