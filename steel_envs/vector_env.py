@@ -88,13 +88,15 @@ class SteelVectorEnv(gym.vector.VectorEnv):
     Subclasses set the scene (``build_world``, ``physics_dt``, ``decimation``, ``enable_collisions``,
     ``action_dim``, ``solver_defaults``, ``initial_state``, ``_apply_actions``) and the task
     (``config_cls``, ``reward_terms``, ``_setup_task``, ``_compute_observations``,
-    ``_compute_terminations``, ``_compute_rewards``).
+    ``_compute_terminations``, ``_compute_rewards``). The step hooks only launch kernels and never read
+    device data on the host: they are recorded into the step graph once and replayed.
 
-    One call of :meth:`step`, in order (dones before rewards, as Isaac Lab's ``DirectRLEnv``):
+    One call of :meth:`step`, in order (dones before rewards, as Isaac Lab's ``DirectRLEnv``); everything
+    after the validation runs on the device without host synchronization and is captured once as one Warp
+    graph (a CUDA graph on GPUs, Warp's CPU graph on the CPU), replayed every step:
 
     1. validate the actions, clip them to the action space, write them to the control (scene);
-    2. ``decimation`` × (``CollisionPipeline.collide`` → ``SolverSteel.step`` → swap states), captured
-       once as a Warp graph (CUDA graph on GPUs, Warp's CPU graph on the CPU) and replayed;
+    2. ``decimation`` × (``CollisionPipeline.collide`` → ``SolverSteel.step`` → swap states);
     3. NEXT_STEP only: reset the worlds that ended on the previous step;
     4. derived buffers (task), then terminations: the task's terms, then the core's
        ``constraint_overflow`` (read from ``solver.constraint_overflow`` on the device), non-finite state
@@ -489,8 +491,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         """Reset all worlds, or the worlds of ``options["reset_mask"]``.
 
         Args:
-            seed: Reseed the per-world random streams (world ``w`` starts at ``rand_init(seed, w)``);
-                None continues the current streams.
+            seed: Reseed the per-world random streams (world ``w`` starts at ``rand_init(h(seed),
+                world_offset + w)`` with ``h`` a SeedSequence hash to int32); None continues the streams.
             options: ``{"reset_mask": mask}`` with a bool mask of shape (num_envs,), numpy or torch,
                 resets only the selected worlds; other worlds keep their state bit for bit.
 

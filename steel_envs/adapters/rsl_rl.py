@@ -11,6 +11,7 @@ import torch
 from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
+from steel_envs.adapters import require_same_step
 from steel_envs.vector_env import SteelVectorEnv
 
 __all__ = ["RslRlVecEnv"]
@@ -40,8 +41,7 @@ class RslRlVecEnv(VecEnv):
     def __init__(
         self, env: SteelVectorEnv, on_episodes: Callable[[torch.Tensor, torch.Tensor], None] | None = None
     ) -> None:
-        if env.autoreset_mode.value != "SameStep":
-            raise ValueError(f"env: rsl_rl needs autoreset_mode='SameStep', got {env.autoreset_mode.value!r}")
+        require_same_step(env, "rsl_rl")
         self.env = env
         self.num_envs = env.num_envs
         self.num_actions = env.action_dim

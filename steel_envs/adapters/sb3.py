@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
+from steel_envs.adapters import require_same_step
 from steel_envs.vector_env import SteelVectorEnv
 
 __all__ = ["Sb3VecEnv"]
@@ -31,8 +32,7 @@ class Sb3VecEnv(VecEnv):
     """
 
     def __init__(self, env: SteelVectorEnv) -> None:
-        if env.autoreset_mode.value != "SameStep":
-            raise ValueError(f"env: SB3 needs autoreset_mode='SameStep', got {env.autoreset_mode.value!r}")
+        require_same_step(env, "SB3")
         self.env = env
         super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
         self._actions: torch.Tensor | None = None

@@ -8,6 +8,7 @@ import gymnasium
 import torch
 from skrl.envs.wrappers.torch.base import Wrapper
 
+from steel_envs.adapters import require_same_step
 from steel_envs.vector_env import SteelVectorEnv
 
 __all__ = ["SkrlWrapper"]
@@ -28,8 +29,7 @@ class SkrlWrapper(Wrapper):
     """
 
     def __init__(self, env: SteelVectorEnv) -> None:
-        if env.autoreset_mode.value != "SameStep":
-            raise ValueError(f"env: skrl needs autoreset_mode='SameStep', got {env.autoreset_mode.value!r}")
+        require_same_step(env, "skrl")
         super().__init__(env)
         self._device = env.torch_device
         self._observations: torch.Tensor | None = None

@@ -301,7 +301,7 @@ def _plot(rows: list[BenchRow], path: str) -> None:
     ax.set_xlabel("worlds per env")
     ax.set_ylabel("env-steps/s")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
