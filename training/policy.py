@@ -134,7 +134,7 @@ def export(checkpoint: str, *, format: str = "onnx", out: str | None = None) -> 
             out,
             input_names=module.input_names,
             output_names=module.output_names,
-            dynamic_axes={"obs": {0: "batch"}, "actions": {0: "batch"}},
+            dynamic_shapes={"x": {0: torch.export.Dim("batch")}},
             opset_version=18,
         )
     return out
