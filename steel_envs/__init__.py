@@ -28,6 +28,7 @@ __all__ = [
     "SteelSolverOptions",
     "SteelVectorEnv",
     "TaskConfig",
+    "evaluate",
     "make",
     "make_vec",
 ]
@@ -58,3 +59,11 @@ def make_vec(
 def make(env_id: str, **kwargs: Any) -> gym.Env:
     """Create the single-world ``gymnasium.Env`` of ``env_id`` (numpy in and out), as ``gym.make`` does."""
     return gym.make(env_id, **kwargs)
+
+
+def evaluate(env_id: str, policies: list[str], **kwargs: Any):
+    """Evaluate policies on ``env_id`` with confidence intervals; see :func:`steel_envs.training.evaluate.evaluate`
+    (needs the ``train`` extra for checkpoints and ONNX files)."""
+    from .training.evaluate import evaluate as _evaluate
+
+    return _evaluate(env_id, policies, **kwargs)

@@ -305,3 +305,41 @@ def zero_world_body_wrenches(
         return
     for b in range(body_world_start[w], body_world_start[w + 1]):
         wrench[b] = wp.spatial_vector()
+
+
+@wp.kernel(enable_backward=False)
+def scale_shape_friction(
+    shape_world: wp.array[wp.int32],
+    nominal_mu: wp.array[wp.float32],
+    world_scale: wp.array[wp.float32],
+    mu: wp.array[wp.float32],
+):
+    """``mu = nominal_mu * scale[world]`` for every shape of a world; global shapes keep their value."""
+    s = wp.tid()
+    w = shape_world[s]
+    if w >= 0:
+        mu[s] = nominal_mu[s] * world_scale[w]
+
+
+@wp.kernel(enable_backward=False)
+def scale_body_mass(
+    body_world: wp.array[wp.int32],
+    nominal_mass: wp.array[wp.float32],
+    nominal_inertia: wp.array[wp.mat33],
+    world_scale: wp.array[wp.float32],
+    mass: wp.array[wp.float32],
+    inv_mass: wp.array[wp.float32],
+    inertia: wp.array[wp.mat33],
+    inv_inertia: wp.array[wp.mat33],
+):
+    """Scale a body's mass and inertia by its world's factor (the centre of mass stays)."""
+    b = wp.tid()
+    w = body_world[b]
+    if w < 0:
+        return
+    k = world_scale[w]
+    m = nominal_mass[b] * k
+    mass[b] = m
+    inv_mass[b] = wp.where(m > 0.0, 1.0 / m, 0.0)
+    inertia[b] = nominal_inertia[b] * k
+    inv_inertia[b] = wp.where(m > 0.0, wp.inverse(nominal_inertia[b] * k), wp.mat33(0.0))

@@ -681,6 +681,63 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             self._renderer = Renderer(self, *self.render_size, num_worlds=self.render_num_worlds)
         return self._renderer.frame()
 
+    def set_world_parameters(
+        self,
+        *,
+        friction_scale: torch.Tensor | np.ndarray | None = None,
+        mass_scale: torch.Tensor | np.ndarray | None = None,
+    ) -> None:
+        """Scale physical parameters per world, relative to the model as built.
+
+        ``friction_scale`` multiplies the friction coefficient ``mu`` of every shape of a world,
+        ``mass_scale`` the mass and inertia of every body of a world (centres of mass unchanged); the
+        solver is notified (``notify_model_changed``) so the next step uses them. Other parameters and worlds
+        given a scale of 1 keep their nominal values exactly.
+
+        Args:
+            friction_scale: (num_envs,) factors > 0, or None to leave friction unchanged.
+            mass_scale: (num_envs,) factors > 0, or None to leave masses unchanged.
+
+        Raises:
+            ValueError: On a wrong shape or a non-finite or non-positive factor; nothing changes then.
+        """
+        scales = {"friction_scale": friction_scale, "mass_scale": mass_scale}
+        checked = {}
+        for name, value in scales.items():
+            if value is None:
+                continue
+            arr = np.asarray(value.cpu() if isinstance(value, torch.Tensor) else value, dtype=np.float64)
+            if arr.shape != (self.num_envs,) or not (np.isfinite(arr).all() and (arr > 0).all()):
+                raise ValueError(f"{name}: expected {self.num_envs} finite factors > 0, got {value!r}")
+            checked[name] = wp.array(arr.astype(np.float32), dtype=wp.float32, device=self._wp_device)
+        model, flags = self.model, 0
+        if not hasattr(self, "_nominal"):
+            self._nominal = {
+                "mu": wp.clone(model.shape_material_mu),
+                "mass": wp.clone(model.body_mass),
+                "inertia": wp.clone(model.body_inertia),
+            }
+        if "friction_scale" in checked:
+            wp.launch(
+                kernels.scale_shape_friction,
+                model.shape_count,
+                inputs=[model.shape_world, self._nominal["mu"], checked["friction_scale"]],
+                outputs=[model.shape_material_mu],
+                device=self._wp_device,
+            )
+            flags |= newton.ModelFlags.SHAPE_PROPERTIES
+        if "mass_scale" in checked:
+            wp.launch(
+                kernels.scale_body_mass,
+                model.body_count,
+                inputs=[model.body_world, self._nominal["mass"], self._nominal["inertia"], checked["mass_scale"]],
+                outputs=[model.body_mass, model.body_inv_mass, model.body_inertia, model.body_inv_inertia],
+                device=self._wp_device,
+            )
+            flags |= newton.ModelFlags.BODY_INERTIAL_PROPERTIES
+        if flags:
+            self.solver.notify_model_changed(flags)
+
     def close_extras(self, **kwargs: Any) -> None:
         """Release the CUDA graph and drop the references to Newton objects."""
         self._renderer = None

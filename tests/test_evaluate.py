@@ -1,0 +1,112 @@
+"""steel-envs evaluate: episode accounting, determinism, sweeps, a physics-derived return, outputs."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+from conftest import ANT, CARTPOLE, make
+from steel_envs.training.evaluate import evaluate, main
+from test_physics import _rk4
+
+# A cart-pole that never terminates: |wrapped angle| <= pi < 3.5 and a rail far longer than reachable.
+NEVER_ENDS = {"pole_angle_limit": 3.5, "cart_position_limit": 1e3, "max_episode_steps": 7}
+
+
+def test_every_episode_is_counted_once_and_short_ones_are_not_favoured():
+    r = evaluate(CARTPOLE, ["zero"], episodes=5, num_envs=3, seeds=[0, 1], progress=False, **NEVER_ENDS)
+    assert len(r.episodes) == 10
+    assert all(e.length == 7 and e.episode_return == 7.0 and e.cause == "time_limit" for e in r.episodes)
+    # The counted episodes of each world are its first ones (quotas 2, 2, 1 of 5 over 3 worlds), whatever
+    # their lengths: which episodes count is fixed before any ends.
+    for seed in (0, 1):
+        per_world = Counter(e.world for e in r.episodes if e.seed == seed)
+        assert sorted(per_world.values()) == [1, 2, 2]
+        for w, n in per_world.items():
+            assert sorted(e.index for e in r.episodes if e.seed == seed and e.world == w) == list(range(n))
+    s = r.summaries[0]
+    assert s.episodes == 10 and s.mean_return == 7.0 and s.iqm_return_ci == (7.0, 7.0)
+    assert s.causes["time_limit"] == 1.0
+
+
+def test_same_seeds_same_numbers():
+    a = evaluate(CARTPOLE, ["random"], episodes=6, num_envs=4, seeds=[3], progress=False)
+    b = evaluate(CARTPOLE, ["random"], episodes=6, num_envs=4, seeds=[3], progress=False)
+    assert [e.episode_return for e in a.episodes] == [e.episode_return for e in b.episodes]
+    assert a.summaries[0].mean_return_ci == b.summaries[0].mean_return_ci
+
+
+def test_zero_policy_return_is_the_fall_time_of_the_equations_of_motion():
+    """From a fixed tilt of 0.1 rad at rest with no force, the pole leaves +-0.2 rad at the control step that an
+    RK4 solution of the cart-pole ODE predicts; the return (+1 per step) is that step."""
+    state, step = np.array([0.0, 0.0, 0.1, 0.0]), 0
+    while abs(state[2]) <= 0.2:
+        state, step = _rk4(state, 0.02), step + 1
+    r = evaluate(
+        CARTPOLE,
+        ["zero"],
+        episodes=4,
+        num_envs=2,
+        seeds=[0],
+        progress=False,
+        initial_pole_angle=0.1,
+        reset_noise_scale=0.0,
+    )
+    returns = {e.episode_return for e in r.episodes}
+    assert len(returns) == 1 and abs(returns.pop() - step) <= 1, step
+
+
+def test_set_world_parameters_changes_only_what_it_names():
+    env = make(ANT, 3, seed=0)
+    m = env.model
+    mu0, mass0, inertia0 = m.shape_material_mu.numpy().copy(), m.body_mass.numpy().copy(), m.body_inertia.numpy().copy()
+    sw, bw = m.shape_world.numpy(), m.body_world.numpy()
+    env.set_world_parameters(friction_scale=np.array([0.5, 1.0, 2.0]))
+    mu = m.shape_material_mu.numpy()
+    np.testing.assert_allclose(mu[sw == 0], mu0[sw == 0] * 0.5, rtol=1e-6)
+    assert mu[sw == 1].tobytes() == mu0[sw == 1].tobytes() and mu[sw == -1].tobytes() == mu0[sw == -1].tobytes()
+    assert m.body_mass.numpy().tobytes() == mass0.tobytes()
+    env.set_world_parameters(mass_scale=torch.tensor([1.0, 1.5, 1.0]))
+    np.testing.assert_allclose(m.body_mass.numpy()[bw == 1], mass0[bw == 1] * 1.5, rtol=1e-6)
+    np.testing.assert_allclose(m.body_inertia.numpy()[bw == 1], inertia0[bw == 1] * 1.5, rtol=1e-6)
+    assert m.body_mass.numpy()[bw == 0].tobytes() == mass0[bw == 0].tobytes()
+    np.testing.assert_allclose(m.shape_material_mu.numpy(), mu, rtol=0)  # friction kept its last setting
+    with pytest.raises(ValueError, match="mass_scale: expected 3 finite factors > 0"):
+        env.set_world_parameters(mass_scale=[1.0, 0.0, 1.0])
+    # A heavier ant still stands: the ground carries m g of its own world.
+    for _ in range(40):
+        env.step(torch.zeros(3, 8))
+    fz = env.body_contact_wrench.numpy().reshape(3, -1, 6)[:, :, 2].sum(axis=1)
+    weights = m.body_mass.numpy().reshape(3, -1).sum(axis=1) * 9.81
+    np.testing.assert_allclose(fz, weights, rtol=0.05)
+
+
+def test_cli_writes_json_and_plots(tmp_path):
+    out = str(tmp_path / "ev")
+    code = main(
+        [
+            CARTPOLE,
+            "--policy",
+            "random",
+            "--policy",
+            "zero",
+            "--episodes",
+            "4",
+            "--num-envs",
+            "4",
+            "--sweep",
+            "mass_scale=0.8,1.2",
+            "--out",
+            out,
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    with open(out + ".json") as f:
+        data = json.load(f)
+    assert len(data["episodes"]) == 2 * 2 * 4 and len(data["summaries"]) == 4
+    assert (tmp_path / "ev_returns.png").stat().st_size > 1000 and (tmp_path / "ev_sweep.png").stat().st_size > 1000
+    assert main([CARTPOLE, "--policy", "zero", "--sweep", "gravity=1,2", "--out", out]) == 2
