@@ -110,3 +110,26 @@ def test_cli_writes_json_and_plots(tmp_path):
     assert len(data["episodes"]) == 2 * 2 * 4 and len(data["summaries"]) == 4
     assert (tmp_path / "ev_returns.png").stat().st_size > 1000 and (tmp_path / "ev_sweep.png").stat().st_size > 1000
     assert main([CARTPOLE, "--policy", "zero", "--sweep", "gravity=1,2", "--out", out]) == 2
+
+
+def push_right(obs: torch.Tensor) -> torch.Tensor:
+    """A module:function policy for the test below: full force to +x."""
+    return torch.ones(obs.shape[0], 1)
+
+
+def test_module_function_and_exported_policies(tmp_path):
+    r = evaluate(CARTPOLE, ["test_evaluate:push_right", "zero"], episodes=4, num_envs=2, seeds=[0], progress=False)
+    by_policy = {s.policy: s for s in r.summaries}
+    # Pushing the cart right tips the pole left (negative angle) faster than doing nothing.
+    assert by_policy["test_evaluate:push_right"].mean_length < by_policy["zero"].mean_length
+    # The same policy as a TorchScript file gives the same episodes.
+    scripted = torch.jit.script(torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4, 1, bias=True)))
+    with torch.no_grad():
+        scripted[1].weight.zero_()
+        scripted[1].bias.fill_(1.0)
+    path = str(tmp_path / "policy_push.pt")
+    scripted.save(path)
+    r2 = evaluate(CARTPOLE, [path], episodes=4, num_envs=2, seeds=[0], progress=False)
+    assert [e.episode_return for e in r2.episodes] == [
+        e.episode_return for e in r.episodes if e.policy == "test_evaluate:push_right"
+    ]
