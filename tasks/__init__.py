@@ -17,6 +17,12 @@ _TASKS: dict[str, tuple[str, str, str, int]] = {
         "CartpoleBalanceSingleEnv",
         500,
     ),
+    "steel_envs/CartpoleSwingup-v0": (
+        "steel_envs.tasks.cartpole_swingup",
+        "CartpoleSwingupEnv",
+        "CartpoleSwingupSingleEnv",
+        500,
+    ),
     "steel_envs/AntRun-v0": ("steel_envs.tasks.ant_run", "AntRunEnv", "AntRunSingleEnv", 1000),
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import warnings
 
@@ -15,8 +16,8 @@ from gymnasium.vector import AutoresetMode
 
 import steel_envs
 
-OBS_DIMS = {CARTPOLE: 4, ANT: 81}
-ACT_DIMS = {CARTPOLE: 1, ANT: 8}
+OBS_DIMS = {CARTPOLE: 4, ANT: 81, "steel_envs/CartpoleSwingup-v0": 5}
+ACT_DIMS = {CARTPOLE: 1, ANT: 8, "steel_envs/CartpoleSwingup-v0": 1}
 
 
 @pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
@@ -243,14 +244,21 @@ def test_reset_with_a_new_seed_changes_initial_states(cartpole):
     assert torch.equal(a, c)
 
 
-def test_observation_table_matches_the_term_list():
-    from steel_envs.tasks.cartpole_balance import CartpoleBalanceEnv
-
-    doc = CartpoleBalanceEnv.__doc__
-    rows = re.findall(r"^\s*\| (\d+) \| ([^|]+) \|", doc.split("## Observation space")[1].split("##")[0], re.M)
-    assert [int(i) for i, _ in rows] == list(range(len(CartpoleBalanceEnv.observation_terms)))
-    for (_, text), (name, _) in zip(rows, CartpoleBalanceEnv.observation_terms, strict=True):
-        assert name.split()[-1] in text
+@pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
+def test_observation_table_matches_the_term_list_or_the_dimension(env_id):
+    cls = gym.envs.registration.load_env_creator(gym.spec(env_id).vector_entry_point)
+    section = cls.__doc__.split("## Observation space")[1].split("\n\n    ##")[0]
+    rows = re.findall(r"^\s*\| (\d+)(?:-(\d+))? \| ([^|]+) \|", section, re.M)
+    if hasattr(cls, "observation_terms"):
+        assert [int(i) for i, _, _ in rows] == list(range(len(cls.observation_terms)))
+        for (_, _, text), (name, _) in zip(rows, cls.observation_terms, strict=True):
+            assert name.split()[-1] in text
+    else:  # index ranges: contiguous from 0 to the default observation size
+        spans = [(int(a), int(b or a)) for a, b, _ in rows]
+        assert spans[0][0] == 0
+        for (_, end), (start, _) in itertools.pairwise(spans):
+            assert start == end + 1
+        assert spans[-1][1] == make(env_id, 1).observation_dim - 1
 
 
 @pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 from conftest import ANT, CARTPOLE, make
 
@@ -90,3 +91,20 @@ def test_ant_reward_terms_from_state_and_actions():
         np.testing.assert_allclose(info["reward_ctrl"].numpy(), ctrl, rtol=1e-6)
         assert (info["reward_contact"].numpy() <= 0).all()
         assert (info["reward_contact"].numpy() >= -5e-4 * 6 * 9).all()
+
+
+def test_swingup_reward_matches_dm_control_tolerances_by_hand():
+    """theta = pi/2, x = 2 m (the centring margin), action 1 (the control margin), at rest:
+    upright 0.5 * centered (1 + 0.1) / 2 * small_control (4 + 0) / 5 * small_velocity 1 = 0.22."""
+    env = make("steel_envs/CartpoleSwingup-v0", 1, seed=0)
+    env.state_0.joint_q.assign(np.array([2.0, np.pi / 2], np.float32))
+    env.state_0.joint_qd.zero_()
+    env._actions.fill_(1.0)
+    env._compute_rewards(env._reward_terms)
+    assert env._reward_terms.numpy()[0, 0] == pytest.approx(0.5 * 0.55 * 0.8, rel=1e-5)
+    # Hanging at rest the reward is 0; upright and centred at rest it is 1.
+    for angle, expected in ((np.pi, 0.0), (0.0, 1.0)):
+        env.state_0.joint_q.assign(np.array([0.0, angle], np.float32))
+        env._actions.zero_()
+        env._compute_rewards(env._reward_terms)
+        assert env._reward_terms.numpy()[0, 0] == pytest.approx(expected, abs=1e-6)

@@ -30,7 +30,11 @@ def _fresh_world_like(env_id: str, state: dict[str, np.ndarray], **kwargs) -> st
 
 
 # Kwargs that make episodes end within a few dozen random steps, and keep a fresh twin from ending.
-_SHORT = {ANT: ({"healthy_z_max": 0.6}, {"healthy_z_max": 10.0}), CARTPOLE: ({}, {"pole_angle_limit": 3.0})}
+_SHORT = {
+    ANT: ({"healthy_z_max": 0.6}, {"healthy_z_max": 10.0}),
+    CARTPOLE: ({}, {"pole_angle_limit": 3.0}),
+    "steel_envs/CartpoleSwingup-v0": ({"max_episode_steps": 20}, {}),
+}
 
 
 @pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
