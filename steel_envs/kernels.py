@@ -343,3 +343,13 @@ def scale_body_mass(
     inv_mass[b] = wp.where(m > 0.0, 1.0 / m, 0.0)
     inertia[b] = nominal_inertia[b] * k
     inv_inertia[b] = wp.where(m > 0.0, wp.inverse(nominal_inertia[b] * k), wp.mat33(0.0))
+
+
+@wp.kernel(enable_backward=False)
+def zero_world_dofs(world_mask: wp.array[wp.bool], dof_world_start: wp.array[wp.int32], values: wp.array[wp.float32]):
+    """Zero a per-DOF array (e.g. the control's ``joint_f``) in the selected worlds."""
+    w = wp.tid()
+    if not world_mask[w]:
+        return
+    for i in range(dof_world_start[w], dof_world_start[w + 1]):
+        values[i] = 0.0

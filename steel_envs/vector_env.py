@@ -252,6 +252,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         with wp.ScopedDevice(self._wp_device):
             self._build_simulation()
             self._allocate_buffers()
+            self._setup_scene()
             self._setup_task()
         obs_dim = int(self.observation_dim)
         bound = float(self.config.obs_clip)
@@ -454,6 +455,9 @@ class SteelVectorEnv(gym.vector.VectorEnv):
     def observation_dim(self) -> int:
         """Observation size per world (task)."""
         raise NotImplementedError
+
+    def _setup_scene(self) -> None:
+        """Allocate the scene's device arrays (before any step is captured); the model exists (scene)."""
 
     def _setup_task(self) -> None:
         """Allocate the task's buffers; the model, solver and core buffers exist (task)."""
@@ -799,6 +803,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             kernels.reset_episode_statistics,
             inputs=[world_mask, len(self.reward_terms)],
             outputs=[self._episode_length, self._episode_return, self._episode_term_sums],
+        )
+        # A reset world has applied no effort yet (observations of applied torques start at 0).
+        self.launch_per_world(
+            kernels.zero_world_dofs, inputs=[world_mask, model.joint_dof_world_start], outputs=[self.control.joint_f]
         )
         if self.body_contact_wrench is not None:
             self.launch_per_world(

@@ -24,6 +24,7 @@ _TASKS: dict[str, tuple[str, str, str, int]] = {
         500,
     ),
     "steel_envs/AntRun-v0": ("steel_envs.tasks.ant_run", "AntRunEnv", "AntRunSingleEnv", 1000),
+    "steel_envs/HumanoidRun-v0": ("steel_envs.tasks.humanoid_run", "HumanoidRunEnv", "HumanoidRunSingleEnv", 1000),
 }
 
 ENV_IDS: tuple[str, ...] = tuple(_TASKS)

@@ -16,8 +16,8 @@ from gymnasium.vector import AutoresetMode
 
 import steel_envs
 
-OBS_DIMS = {CARTPOLE: 4, ANT: 81, "steel_envs/CartpoleSwingup-v0": 5}
-ACT_DIMS = {CARTPOLE: 1, ANT: 8, "steel_envs/CartpoleSwingup-v0": 1}
+OBS_DIMS = {CARTPOLE: 4, ANT: 81, "steel_envs/CartpoleSwingup-v0": 5, "steel_envs/HumanoidRun-v0": 230}
+ACT_DIMS = {CARTPOLE: 1, ANT: 8, "steel_envs/CartpoleSwingup-v0": 1, "steel_envs/HumanoidRun-v0": 21}
 
 
 @pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)

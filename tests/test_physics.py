@@ -108,3 +108,43 @@ def test_swingup_reward_matches_dm_control_tolerances_by_hand():
         env._actions.zero_()
         env._compute_rewards(env._reward_terms)
         assert env._reward_terms.numpy()[0, 0] == pytest.approx(expected, abs=1e-6)
+
+
+def test_humanoid_starts_in_free_fall_and_its_forward_reward_is_the_com_velocity():
+    """Dropped at rest from 1.4 m, no body touches the ground during the first step: after k substeps of h the
+    symplectic-Euler free fall has v_z = -g k h and dz = -g h^2 k (k + 1) / 2. The forward reward is 1.25 times
+    the COM x displacement over the step, from body poses."""
+    env = make("steel_envs/HumanoidRun-v0", 2, seed=0, reset_noise_scale=0.0, autoreset_mode="Disabled")
+    m = env.model
+    mass = m.body_mass.numpy().reshape(2, -1)
+    com_local = m.body_com.numpy().reshape(2, -1, 3)
+
+    def com(component: int) -> np.ndarray:
+        q = env.state_0.body_q.numpy().reshape(2, -1, 7)
+        # world COM of each body: p + R(q) com_local, with quaternion (x, y, z, w)
+        x, y, z, w = (q[..., 3 + i] for i in range(4))
+        c = com_local
+        rot = np.stack(
+            [
+                (1 - 2 * (y * y + z * z)) * c[..., 0]
+                + 2 * (x * y - z * w) * c[..., 1]
+                + 2 * (x * z + y * w) * c[..., 2],
+                2 * (x * y + z * w) * c[..., 0]
+                + (1 - 2 * (x * x + z * z)) * c[..., 1]
+                + 2 * (y * z - x * w) * c[..., 2],
+                2 * (x * z - y * w) * c[..., 0]
+                + 2 * (y * z + x * w) * c[..., 1]
+                + (1 - 2 * (x * x + y * y)) * c[..., 2],
+            ],
+            axis=-1,
+        )
+        return ((q[..., :3] + rot)[..., component] * mass).sum(axis=1) / mass.sum(axis=1)
+
+    z0, x0 = com(2), com(0)
+    _, _, _, _, info = env.step(torch.zeros(2, 21))
+    dt, h, k = env.control_dt, env.physics_dt, env.decimation
+    np.testing.assert_allclose(com(2) - z0, -GRAVITY * h * h * k * (k + 1) / 2, rtol=2e-3)
+    np.testing.assert_allclose(env.state_0.joint_qd.numpy().reshape(2, -1)[:, 2], -GRAVITY * dt, rtol=1e-4)
+    assert not env.body_contact_wrench.numpy().any(), "no contact yet"
+    np.testing.assert_allclose(info["reward_forward"].numpy(), 1.25 * (com(0) - x0) / dt, atol=1e-4)
+    assert info["reward_survive"].numpy().tolist() == [5.0, 5.0]

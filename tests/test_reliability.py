@@ -34,6 +34,7 @@ _SHORT = {
     ANT: ({"healthy_z_max": 0.6}, {"healthy_z_max": 10.0}),
     CARTPOLE: ({}, {"pole_angle_limit": 3.0}),
     "steel_envs/CartpoleSwingup-v0": ({"max_episode_steps": 20}, {}),
+    "steel_envs/HumanoidRun-v0": ({}, {"healthy_z_min": -10.0}),
 }
 
 

@@ -1,0 +1,126 @@
+"""Humanoid scene: ``nv_humanoid.xml`` from the newton wheel on a ground plane, joint torques as actions.
+
+World layout (newton 1.8.0): 13 bodies (torso first), a free root joint, 21 hinge DOFs (the XML's hinges, merged
+by the importer into D6 joints per body: abdomen z/y, hip x/z/y, ankle y/x, shoulder 1/2) in the order of
+:data:`ACTUATED`; 28 coordinates, 27 DOFs. Passive joint springs and damping come from the XML. z is up.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+import newton
+import newton.examples
+import numpy as np
+import warp as wp
+
+from steel_envs.solver_options import SteelSolverOptions
+from steel_envs.vector_env import InitialStateSpec, SteelVectorEnv, TaskConfig
+
+__all__ = ["ACTUATED", "HumanoidScene", "HumanoidSceneConfig"]
+
+ACTUATED = (
+    "abdomen_z", "abdomen_y", "abdomen_x",
+    "right_hip_x", "right_hip_z", "right_hip_y", "right_knee", "right_ankle_y", "right_ankle_x",
+    "left_hip_x", "left_hip_z", "left_hip_y", "left_knee", "left_ankle_y", "left_ankle_x",
+    "right_shoulder1", "right_shoulder2", "right_elbow",
+    "left_shoulder1", "left_shoulder2", "left_elbow",
+)  # fmt: skip
+"""The actuated hinge DOFs in Newton's DOF (and action) order."""
+ROOT_DOFS = 6
+ROOT_COORDS = 7
+
+
+def _gears() -> np.ndarray:
+    """Motor gears [N m per unit action] of :data:`ACTUATED`, read from nv_humanoid.xml's actuators."""
+    root = ET.parse(newton.examples.get_asset("nv_humanoid.xml")).getroot()
+    gear = {m.get("joint"): float(m.get("gear")) for m in root.iter("motor") if m.get("joint")}
+    return np.array([gear[name] for name in ACTUATED], np.float32)
+
+
+@dataclass(kw_only=True)
+class HumanoidSceneConfig(TaskConfig):
+    """Scene fields of the humanoid: actuation and initial-state distribution."""
+
+    action_scale: float = 1.0
+    """Factor on nv_humanoid.xml's motor gears (22.5-135 N m at action 1)."""
+    initial_height: float = 1.4
+    """Initial torso height [m] (Gymnasium Humanoid-v5's init_qpos)."""
+    reset_noise_scale: float = 0.01
+    """U(-s, s) noise on every coordinate and velocity (Humanoid-v5)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require_positive("action_scale", "initial_height")
+        self.require_nonnegative("reset_noise_scale")
+
+
+@wp.kernel(enable_backward=False)
+def _apply_torques(
+    actions: wp.array2d[wp.float32],
+    gears: wp.array[wp.float32],
+    action_scale: wp.float32,
+    dof_world_start: wp.array[wp.int32],
+    joint_f: wp.array[wp.float32],
+):
+    w, j = wp.tid()
+    joint_f[dof_world_start[w] + ROOT_DOFS + j] = actions[w, j] * gears[j] * action_scale
+
+
+class HumanoidScene(SteelVectorEnv):
+    """Humanoid scene on SolverSteel; tasks subclass it with observations, rewards and terminations.
+
+    Physics: dt 0.005 s, decimation 3 (control dt 0.015 s, Gymnasium Humanoid-v5's). Action: 21 values in
+    [-1, 1], hinge torques ``action * gear * action_scale`` [N m] in :data:`ACTUATED` order.
+    """
+
+    config_cls = HumanoidSceneConfig
+    config: HumanoidSceneConfig
+    physics_dt = 0.005
+    decimation = 3
+    enable_collisions = True
+    add_ground_plane = True
+    action_dim = len(ACTUATED)
+    camera_tracked_body = 0
+    camera_eye = (1.0, -4.0, 1.6)
+    camera_target = (0.0, 0.0, 0.9)
+    solver_defaults = SteelSolverOptions(
+        # Limits as the XML declares them, created only within 0.1 rad of a limit.
+        enable_joint_limits=True,
+        joint_limit_activation_gap=0.1,
+        # Measured with row_watermark=True (newton 1.8.0, CPU): 192 rows per world at 32 worlds x 150 steps of
+        # random torques, 215-232 for a humanoid lying on the ground (contacts of every capsule, self-contacts,
+        # limits); 384 keeps about 1.8x headroom over the largest.
+        articulation_constraint_max=384,
+    )
+
+    def build_world(self, builder: newton.ModelBuilder) -> None:
+        """Load nv_humanoid.xml with a floating base, without its floor."""
+        builder.add_mjcf(newton.examples.get_asset("nv_humanoid.xml"), floating=True, ignore_names=["floor"])
+
+    def initial_state(self) -> InitialStateSpec:
+        """Torso at ``initial_height``, upright, joints at 0, with Humanoid-v5's uniform reset noise."""
+        s = float(self.config.reset_noise_scale)
+        q = np.zeros(ROOT_COORDS + len(ACTUATED))
+        q[2], q[6] = self.config.initial_height, 1.0
+        dofs = ROOT_DOFS + len(ACTUATED)
+        return InitialStateSpec(
+            default_q=q,
+            default_qd=np.zeros(dofs),
+            q_noise=np.full(q.shape, s),
+            qd_noise=np.full(dofs, s),
+            quat_coord=3,
+        )
+
+    def _setup_scene(self) -> None:
+        self._gears = wp.array(_gears(), dtype=wp.float32, device=self._wp_device)
+
+    def _apply_actions(self) -> None:
+        wp.launch(
+            _apply_torques,
+            (self.num_envs, self.action_dim),
+            inputs=[self._actions, self._gears, float(self.config.action_scale), self.model.joint_dof_world_start],
+            outputs=[self.control.joint_f],
+            device=self._wp_device,
+        )

@@ -1,0 +1,298 @@
+"""``steel_envs/HumanoidRun-v0``: run forward (+x), the reward terms of Gymnasium's Humanoid-v5."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import warp as wp
+from steel_envs.envs.humanoid import ACTUATED, ROOT_COORDS, ROOT_DOFS, HumanoidScene, HumanoidSceneConfig
+
+from steel_envs.single_env import single_world
+
+__all__ = ["HumanoidRunConfig", "HumanoidRunEnv", "HumanoidRunSingleEnv"]
+
+
+@dataclass(kw_only=True)
+class HumanoidRunConfig(HumanoidSceneConfig):
+    """Weights and thresholds of HumanoidRun; defaults are Gymnasium Humanoid-v5's."""
+
+    forward_reward_weight: float = 1.25
+    """Weight of the centre-of-mass x velocity [1/(m/s)]."""
+    ctrl_cost_weight: float = 0.1
+    """Weight of the squared norm of the (clipped) action."""
+    contact_cost_weight: float = 5.0e-7
+    """Weight of the squared norm of the external contact wrenches."""
+    contact_cost_max: float = 10.0
+    """Upper clamp of the contact cost (Humanoid-v5's ``contact_cost_range``)."""
+    healthy_reward: float = 5.0
+    """Reward of every step that ends healthy."""
+    terminate_when_unhealthy: bool = True
+    """End the episode when the torso leaves the healthy z range."""
+    healthy_z_min: float = 1.0
+    """Lower bound of the healthy torso height [m]."""
+    healthy_z_max: float = 2.0
+    """Upper bound of the healthy torso height [m]."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.healthy_z_min < self.healthy_z_max:
+            raise ValueError(
+                f"healthy_z_min, healthy_z_max: expected min < max, got {self.healthy_z_min}, {self.healthy_z_max}"
+            )
+        self.require_nonnegative("contact_cost_max")
+
+
+@wp.func
+def _com_x(
+    w: int,
+    body_world_start: wp.array[wp.int32],
+    body_q: wp.array[wp.transform],
+    body_com: wp.array[wp.vec3],
+    body_mass: wp.array[wp.float32],
+):
+    total = float(0.0)
+    moment = float(0.0)
+    for b in range(body_world_start[w], body_world_start[w + 1]):
+        p = wp.transform_point(body_q[b], body_com[b])
+        moment += body_mass[b] * p[0]
+        total += body_mass[b]
+    return moment / total
+
+
+@wp.kernel(enable_backward=False)
+def _record_com_x(
+    body_world_start: wp.array[wp.int32],
+    body_q: wp.array[wp.transform],
+    body_com: wp.array[wp.vec3],
+    body_mass: wp.array[wp.float32],
+    x: wp.array[wp.float32],
+):
+    w = wp.tid()
+    x[w] = _com_x(w, body_world_start, body_q, body_com, body_mass)
+
+
+@wp.kernel(enable_backward=False)
+def _observe(
+    coord_world_start: wp.array[wp.int32],
+    dof_world_start: wp.array[wp.int32],
+    body_world_start: wp.array[wp.int32],
+    joint_q: wp.array[wp.float32],
+    joint_qd: wp.array[wp.float32],
+    body_qd: wp.array[wp.spatial_vector],
+    joint_f: wp.array[wp.float32],
+    body_wrench: wp.array[wp.spatial_vector],
+    obs: wp.array2d[wp.float32],
+):
+    w = wp.tid()
+    k = int(0)
+    q0 = coord_world_start[w]
+    for i in range(2, coord_world_start[w + 1] - q0):
+        obs[w, k] = joint_q[q0 + i]
+        k += 1
+    d0 = dof_world_start[w]
+    for i in range(d0, dof_world_start[w + 1]):
+        obs[w, k] = joint_qd[i]
+        k += 1
+    for b in range(body_world_start[w], body_world_start[w + 1]):
+        v = body_qd[b]
+        for j in range(6):
+            obs[w, k] = v[j]
+            k += 1
+    for i in range(d0 + 6, dof_world_start[w + 1]):
+        obs[w, k] = joint_f[i]
+        k += 1
+    for b in range(body_world_start[w], body_world_start[w + 1]):
+        f = body_wrench[b]
+        for j in range(6):
+            obs[w, k] = f[j]
+            k += 1
+
+
+@wp.kernel(enable_backward=False)
+def _terminations(
+    coord_world_start: wp.array[wp.int32],
+    joint_q: wp.array[wp.float32],
+    z_min: wp.float32,
+    z_max: wp.float32,
+    terminate_when_unhealthy: wp.bool,
+    healthy: wp.array[wp.bool],
+    terminated: wp.array[wp.bool],
+    truncated: wp.array[wp.bool],
+):
+    w = wp.tid()
+    z = joint_q[coord_world_start[w] + 2]
+    ok = z > z_min and z < z_max
+    healthy[w] = ok
+    terminated[w] = terminate_when_unhealthy and not ok
+    truncated[w] = False
+
+
+@wp.kernel(enable_backward=False)
+def _rewards(
+    body_world_start: wp.array[wp.int32],
+    body_q: wp.array[wp.transform],
+    body_com: wp.array[wp.vec3],
+    body_mass: wp.array[wp.float32],
+    x_before: wp.array[wp.float32],
+    control_dt: wp.float32,
+    actions: wp.array2d[wp.float32],
+    body_wrench: wp.array[wp.spatial_vector],
+    healthy: wp.array[wp.bool],
+    forward_reward_weight: wp.float32,
+    ctrl_cost_weight: wp.float32,
+    contact_cost_weight: wp.float32,
+    contact_cost_max: wp.float32,
+    healthy_reward: wp.float32,
+    reward_terms: wp.array2d[wp.float32],
+):
+    w = wp.tid()
+    x_velocity = (_com_x(w, body_world_start, body_q, body_com, body_mass) - x_before[w]) / control_dt
+    ctrl = float(0.0)
+    for j in range(actions.shape[1]):
+        ctrl += actions[w, j] * actions[w, j]
+    contact = float(0.0)
+    for b in range(body_world_start[w], body_world_start[w + 1]):
+        f = body_wrench[b]
+        for j in range(6):
+            contact += f[j] * f[j]
+    reward_terms[0, w] = forward_reward_weight * x_velocity
+    reward_terms[1, w] = -ctrl_cost_weight * ctrl
+    reward_terms[2, w] = -wp.min(contact_cost_weight * contact, contact_cost_max)
+    survive = float(0.0)
+    if healthy[w]:
+        survive = healthy_reward
+    reward_terms[3, w] = survive
+
+
+class HumanoidRunEnv(HumanoidScene):
+    """Make a humanoid run forward (+x): Gymnasium Humanoid-v5's task on ``nv_humanoid.xml`` and SolverSteel.
+
+    ## Action space
+    21 hinge torques in [-1, 1], times nv_humanoid.xml's gears (22.5-135 N m) and ``action_scale``, in the order
+    ``abdomen_z, abdomen_y, abdomen_x, right_hip_x, right_hip_z, right_hip_y, right_knee, right_ankle_y,
+    right_ankle_x, left_hip_x, left_hip_z, left_hip_y, left_knee, left_ankle_y, left_ankle_x, right_shoulder1,
+    right_shoulder2, right_elbow, left_shoulder1, left_shoulder2, left_elbow``.
+
+    ## Observation space
+    | index | observation | unit |
+    |---|---|---|
+    | 0 | torso z | m |
+    | 1-4 | torso orientation quaternion (x, y, z, w) | 1 |
+    | 5-25 | hinge angles (action order) | rad |
+    | 26-28 | torso centre-of-mass velocity, world frame | m/s |
+    | 29-31 | torso angular velocity, world frame | rad/s |
+    | 32-52 | hinge angular velocities | rad/s |
+    | 53-130 | velocity of each of the 13 bodies (COM linear, angular; world frame) | m/s, rad/s |
+    | 131-151 | applied hinge torques | N m |
+    | 152-229 | contact wrench of each of the 13 bodies (force; torque about the COM) | N, N m |
+
+    ## Rewards (Gymnasium Humanoid-v5, ``gymnasium/envs/mujoco/humanoid_v5.py``)
+    - ``reward_forward = forward_reward_weight * (x_com_after - x_com_before) / dt``, mass-weighted COM, dt 0.015 s
+    - ``reward_ctrl = -ctrl_cost_weight * sum(action**2)``
+    - ``reward_contact = -min(contact_cost_weight * sum(wrench**2), contact_cost_max)``
+    - ``reward_survive = healthy_reward`` if the torso z is in (healthy_z_min, healthy_z_max) after the step
+
+    ## Starting state
+    Torso at 1.4 m, upright, joints at 0, U(-0.01, 0.01) on every coordinate and velocity.
+
+    ## Episode end
+    Terminated when the torso z leaves (1.0, 2.0) m or the state is non-finite; truncated after 1000 steps
+    (15 s) or on a constraint overflow.
+
+    ## Differences from Humanoid-v5
+    The model is nv_humanoid.xml (its gears, springs and damping); velocities are Newton's (world frame);
+    the observation drops MuJoCo's ``cinert`` (constant body inertias) and uses Steel's contact forces for
+    ``cfrc_ext``; the D6 joints make the joint order differ from Humanoid-v5's actuator order.
+    """
+
+    config_cls = HumanoidRunConfig
+    config: HumanoidRunConfig
+    reward_terms = ("forward", "ctrl", "contact", "survive")
+    default_max_episode_steps = 1000
+    requested_observables = ("contact_f",)
+    train_defaults: ClassVar[dict] = {
+        "num_envs": 128,
+        "num_steps_per_env": 24,
+        "max_iterations": 3000,
+        "actor_hidden_dims": (256, 128),
+        "critic_hidden_dims": (256, 128),
+        "entropy_coef": 0.0,
+        "init_noise_std": 0.5,
+    }
+    """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
+
+    @property
+    def observation_dim(self) -> int:
+        coords = ROOT_COORDS + len(ACTUATED) - 2
+        dofs = ROOT_DOFS + len(ACTUATED)
+        return coords + dofs + 6 * self.bodies_per_world + len(ACTUATED) + 6 * self.bodies_per_world
+
+    def _setup_task(self) -> None:
+        self._x_before = wp.zeros(self.num_envs, dtype=wp.float32)
+        self._healthy = wp.zeros(self.num_envs, dtype=wp.bool)
+
+    def _pre_physics(self) -> None:
+        m = self.model
+        self.launch_per_world(
+            _record_com_x,
+            inputs=[m.body_world_start, self.state_0.body_q, m.body_com, m.body_mass],
+            outputs=[self._x_before],
+        )
+
+    def _compute_observations(self, obs: wp.array) -> None:
+        m = self.model
+        self.launch_per_world(
+            _observe,
+            inputs=[
+                m.joint_coord_world_start,
+                m.joint_dof_world_start,
+                m.body_world_start,
+                self.state_0.joint_q,
+                self.state_0.joint_qd,
+                self.state_0.body_qd,
+                self.control.joint_f,
+                self.body_contact_wrench,
+            ],
+            outputs=[obs],
+        )
+
+    def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
+        c = self.config
+        self.launch_per_world(
+            _terminations,
+            inputs=[
+                self.model.joint_coord_world_start,
+                self.state_0.joint_q,
+                float(c.healthy_z_min),
+                float(c.healthy_z_max),
+                bool(c.terminate_when_unhealthy),
+            ],
+            outputs=[self._healthy, terminated, truncated],
+        )
+
+    def _compute_rewards(self, reward_terms: wp.array) -> None:
+        m, c = self.model, self.config
+        self.launch_per_world(
+            _rewards,
+            inputs=[
+                m.body_world_start,
+                self.state_0.body_q,
+                m.body_com,
+                m.body_mass,
+                self._x_before,
+                float(self.control_dt),
+                self._actions,
+                self.body_contact_wrench,
+                self._healthy,
+                float(c.forward_reward_weight),
+                float(c.ctrl_cost_weight),
+                float(c.contact_cost_weight),
+                float(c.contact_cost_max),
+                float(c.healthy_reward),
+            ],
+            outputs=[reward_terms],
+        )
+
+
+HumanoidRunSingleEnv = single_world(HumanoidRunEnv)
