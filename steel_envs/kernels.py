@@ -353,3 +353,75 @@ def zero_world_dofs(world_mask: wp.array[wp.bool], dof_world_start: wp.array[wp.
         return
     for i in range(dof_world_start[w], dof_world_start[w + 1]):
         values[i] = 0.0
+
+
+@wp.kernel(enable_backward=False)
+def draw_world_scales(
+    world_mask: wp.array[wp.bool],
+    low: wp.float32,
+    high: wp.float32,
+    rng_state: wp.array[wp.uint32],
+    scale: wp.array[wp.float32],
+):
+    """Draw ``scale[w] ~ U(low, high)`` from the world's random stream for each selected world."""
+    w = wp.tid()
+    if not world_mask[w]:
+        return
+    rng = rng_state[w]
+    scale[w] = low + (high - low) * wp.randf(rng)
+    rng_state[w] = rng
+
+
+@wp.kernel(enable_backward=False)
+def push_roots(
+    episode_length: wp.array[wp.int32],
+    interval: wp.int32,
+    max_speed: wp.float32,
+    dof_world_start: wp.array[wp.int32],
+    rng_state: wp.array[wp.uint32],
+    joint_qd: wp.array[wp.float32],
+):
+    """Every ``interval`` steps of an episode, add U(-max_speed, max_speed) [m/s] to the horizontal velocity of
+    the world's floating base (its first DOFs: a free joint's linear velocity)."""
+    w = wp.tid()
+    n = episode_length[w]
+    if n == 0 or n % interval != 0:
+        return
+    rng = rng_state[w]
+    d = dof_world_start[w]
+    joint_qd[d] = joint_qd[d] + max_speed * (2.0 * wp.randf(rng) - 1.0)
+    joint_qd[d + 1] = joint_qd[d + 1] + max_speed * (2.0 * wp.randf(rng) - 1.0)
+    rng_state[w] = rng
+
+
+@wp.kernel(enable_backward=False)
+def add_observation_noise(std: wp.float32, rng_state: wp.array[wp.uint32], obs: wp.array2d[wp.float32]):
+    """Add ``std * N(0, 1)`` to every observation of each world, from the world's noise stream."""
+    w = wp.tid()
+    rng = rng_state[w]
+    for i in range(obs.shape[1]):
+        obs[w, i] = obs[w, i] + std * wp.randn(rng)
+    rng_state[w] = rng
+
+
+@wp.kernel(enable_backward=False)
+def delay_actions(history: wp.array3d[wp.float32], actions: wp.array2d[wp.float32]):
+    """Push this step's actions into ``history`` (delay + 1, num_envs, act_dim) and apply the oldest ones."""
+    w = wp.tid()
+    depth = history.shape[0]
+    for j in range(actions.shape[1]):
+        for k in range(depth - 1, 0, -1):
+            history[k, w, j] = history[k - 1, w, j]
+        history[0, w, j] = actions[w, j]
+        actions[w, j] = history[depth - 1, w, j]
+
+
+@wp.kernel(enable_backward=False)
+def zero_world_history(world_mask: wp.array[wp.bool], history: wp.array3d[wp.float32]):
+    """Forget the delayed actions of the selected worlds (a new episode starts with zero actions)."""
+    w = wp.tid()
+    if not world_mask[w]:
+        return
+    for k in range(history.shape[0]):
+        for j in range(history.shape[2]):
+            history[k, w, j] = 0.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -37,9 +37,32 @@ class TaskConfig:
     """End a constraint-overflow episode as a termination (no value bootstrap) instead of a truncation."""
     obs_clip: float = 1.0e4
     """Observations are clipped to [-obs_clip, obs_clip], the finite bounds of the observation space."""
+    randomize_mass_scale: tuple[float, float] | None = None
+    """At every reset, scale the world's body masses and inertias by U(low, high); None: off."""
+    randomize_friction_scale: tuple[float, float] | None = None
+    """At every reset, scale the world's shape friction coefficients by U(low, high); None: off."""
+    push_interval: float = 0.0
+    """Push the floating base every this many seconds of an episode [s]; 0: off."""
+    push_velocity: float = 0.0
+    """Largest horizontal velocity change of a push [m/s], U(-v, v) per axis."""
+    obs_noise_std: float = 0.0
+    """Standard deviation of Gaussian noise added to every observation; 0: off."""
+    action_delay_steps: int = 0
+    """Apply the action of this many control steps ago (zeros at an episode's start); 0: none."""
 
     def __post_init__(self) -> None:
         self.require_positive("obs_clip")
+        self.require_nonnegative("push_interval", "push_velocity", "obs_noise_std", "action_delay_steps")
+        if not float(self.action_delay_steps).is_integer() or self.action_delay_steps > 64:
+            raise ValueError(f"action_delay_steps: expected an int in [0, 64], got {self.action_delay_steps!r}")
+        for name in ("randomize_mass_scale", "randomize_friction_scale"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            ok = isinstance(value, (tuple, list)) and len(value) == 2
+            low, high = (float(v) for v in value) if ok else (0.0, 0.0)
+            if not (ok and math.isfinite(low) and math.isfinite(high) and 0.0 < low <= high):
+                raise ValueError(f"{name}: expected None or (low, high) with 0 < low <= high, got {value!r}")
 
     def require_positive(self, *names: str) -> None:
         """Raise ValueError unless each named field is > 0 in float32 (what the kernels receive)."""
@@ -329,6 +352,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         model = self.model
         if model.joint_coord_count % self.num_envs or model.joint_dof_count % self.num_envs:
             raise RuntimeError(f"{type(self).__name__}: scenes must not add global joints")
+        if self.config.push_interval > 0.0 and self.config.push_velocity > 0.0:
+            first_joint = int(model.joint_world_start.numpy()[0]) if model.joint_count else -1
+            if first_joint < 0 or int(model.joint_type.numpy()[first_joint]) != int(newton.JointType.FREE):
+                raise ValueError(f"push_interval: {type(self).__name__} has no floating base to push")
         self.coords_per_world = model.joint_coord_count // self.num_envs
         self.dofs_per_world = model.joint_dof_count // self.num_envs
         self.bodies_per_world = model.body_count // self.num_envs
@@ -380,6 +407,16 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._no_world = wp.zeros(n, dtype=wp.bool)
         self._articulation_mask = wp.zeros(self.model.articulation_count, dtype=wp.bool)
         self._rng_state = wp.zeros(n, dtype=wp.uint32)
+        self._noise_rng_state = wp.zeros(n, dtype=wp.uint32)
+        self._world_mass_scale = wp.ones(n, dtype=wp.float32)
+        self._world_friction_scale = wp.ones(n, dtype=wp.float32)
+        self._nominal = {
+            "mu": wp.clone(self.model.shape_material_mu),
+            "mass": wp.clone(self.model.body_mass),
+            "inertia": wp.clone(self.model.body_inertia),
+        }
+        delay = int(self.config.action_delay_steps)
+        self._action_history = wp.zeros((delay + 1, n, self.action_dim), dtype=wp.float32) if delay else None
         self._episode_length = wp.zeros(n, dtype=wp.int32)
         self._episode_return = wp.zeros(n, dtype=wp.float32)
         self._episode_term_sums = wp.zeros((t, n), dtype=wp.float32)
@@ -527,6 +564,12 @@ class SteelVectorEnv(gym.vector.VectorEnv):
                 inputs=[_device_seed(int(seed)), self.world_offset],
                 outputs=[self._rng_state],
             )
+            # Observation noise and pushes draw from a second stream, so they leave the initial states as they are.
+            self.launch_per_world(
+                kernels.seed_rng,
+                inputs=[_device_seed(int(seed) + 0x9E3779B9), self.world_offset],
+                outputs=[self._noise_rng_state],
+            )
             self._seeded = True
 
         selected = self._reset_mask_t[: self.num_envs]
@@ -593,7 +636,21 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             inputs=[actions, -1.0, 1.0],
             outputs=[self._actions, self._nonfinite_action],
         )
+        if self._action_history is not None:
+            self.launch_per_world(kernels.delay_actions, inputs=[self._action_history], outputs=[self._actions])
         self._apply_actions()
+        if self.config.push_interval > 0.0 and self.config.push_velocity > 0.0:
+            interval = max(1, round(self.config.push_interval / self.control_dt))
+            self.launch_per_world(
+                kernels.push_roots,
+                inputs=[
+                    self._episode_length,
+                    interval,
+                    float(self.config.push_velocity),
+                    self.model.joint_dof_world_start,
+                ],
+                outputs=[self._noise_rng_state, self.state_0.joint_qd],
+            )
         self._pre_physics()
         if self._capturing:
             self._simulate()  # inline: a graph launched inside a capture would not be recorded
@@ -688,15 +745,16 @@ class SteelVectorEnv(gym.vector.VectorEnv):
     def set_world_parameters(
         self,
         *,
-        friction_scale: torch.Tensor | np.ndarray | None = None,
-        mass_scale: torch.Tensor | np.ndarray | None = None,
+        friction_scale: torch.Tensor | np.ndarray | Sequence[float] | None = None,
+        mass_scale: torch.Tensor | np.ndarray | Sequence[float] | None = None,
     ) -> None:
         """Scale physical parameters per world, relative to the model as built.
 
         ``friction_scale`` multiplies the friction coefficient ``mu`` of every shape of a world,
         ``mass_scale`` the mass and inertia of every body of a world (centres of mass unchanged); the
-        solver is notified (``notify_model_changed``) so the next step uses them. Other parameters and worlds
-        given a scale of 1 keep their nominal values exactly.
+        solver is notified (``notify_model_changed``) so the next step uses them. Worlds given a scale of 1
+        keep their nominal values exactly. Reset randomization (``randomize_*_scale``) replaces these at
+        each reset of a world.
 
         Args:
             friction_scale: (num_envs,) factors > 0, or None to leave friction unchanged.
@@ -705,42 +763,59 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         Raises:
             ValueError: On a wrong shape or a non-finite or non-positive factor; nothing changes then.
         """
-        scales = {"friction_scale": friction_scale, "mass_scale": mass_scale}
         checked = {}
-        for name, value in scales.items():
+        for name, value in (("friction_scale", friction_scale), ("mass_scale", mass_scale)):
             if value is None:
                 continue
             arr = np.asarray(value.cpu() if isinstance(value, torch.Tensor) else value, dtype=np.float64)
             if arr.shape != (self.num_envs,) or not (np.isfinite(arr).all() and (arr > 0).all()):
                 raise ValueError(f"{name}: expected {self.num_envs} finite factors > 0, got {value!r}")
-            checked[name] = wp.array(arr.astype(np.float32), dtype=wp.float32, device=self._wp_device)
-        model, flags = self.model, 0
-        if not hasattr(self, "_nominal"):
-            self._nominal = {
-                "mu": wp.clone(model.shape_material_mu),
-                "mass": wp.clone(model.body_mass),
-                "inertia": wp.clone(model.body_inertia),
-            }
+            checked[name] = arr.astype(np.float32)
         if "friction_scale" in checked:
+            self._world_friction_scale.assign(checked["friction_scale"])
+        if "mass_scale" in checked:
+            self._world_mass_scale.assign(checked["mass_scale"])
+        self._apply_world_scales("friction_scale" in checked, "mass_scale" in checked, None)
+
+    def _randomize(self, world_mask: wp.array) -> None:
+        """Draw the reset randomization of the selected worlds (``randomize_*_scale``) and apply it."""
+        draws = (
+            (self.config.randomize_friction_scale, self._world_friction_scale),
+            (self.config.randomize_mass_scale, self._world_mass_scale),
+        )
+        for bounds, scale in draws:
+            if bounds is not None:
+                self.launch_per_world(
+                    kernels.draw_world_scales,
+                    inputs=[world_mask, float(bounds[0]), float(bounds[1])],
+                    outputs=[self._rng_state, scale],
+                )
+        self._apply_world_scales(draws[0][0] is not None, draws[1][0] is not None, world_mask)
+
+    def _apply_world_scales(self, friction: bool, mass: bool, world_mask: wp.array | None) -> None:
+        """Write nominal x world scale into the model and notify the solver (device-only, graph-capturable).
+        Worlds whose scale did not change are rewritten with the same value, bit for bit."""
+        model, flags = self.model, 0
+        if friction:
             wp.launch(
                 kernels.scale_shape_friction,
                 model.shape_count,
-                inputs=[model.shape_world, self._nominal["mu"], checked["friction_scale"]],
+                inputs=[model.shape_world, self._nominal["mu"], self._world_friction_scale],
                 outputs=[model.shape_material_mu],
                 device=self._wp_device,
             )
             flags |= newton.ModelFlags.SHAPE_PROPERTIES
-        if "mass_scale" in checked:
+        if mass:
             wp.launch(
                 kernels.scale_body_mass,
                 model.body_count,
-                inputs=[model.body_world, self._nominal["mass"], self._nominal["inertia"], checked["mass_scale"]],
+                inputs=[model.body_world, self._nominal["mass"], self._nominal["inertia"], self._world_mass_scale],
                 outputs=[model.body_mass, model.body_inv_mass, model.body_inertia, model.body_inv_inertia],
                 device=self._wp_device,
             )
             flags |= newton.ModelFlags.BODY_INERTIAL_PROPERTIES
         if flags:
-            self.solver.notify_model_changed(flags)
+            self.solver.notify_model_changed(flags, world_mask=world_mask)
 
     def close_extras(self, **kwargs: Any) -> None:
         """Release the CUDA graph and drop the references to Newton objects."""
@@ -804,6 +879,9 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             inputs=[world_mask, len(self.reward_terms)],
             outputs=[self._episode_length, self._episode_return, self._episode_term_sums],
         )
+        self._randomize(world_mask)
+        if self._action_history is not None:
+            self.launch_per_world(kernels.zero_world_history, inputs=[world_mask], outputs=[self._action_history])
         # A reset world has applied no effort yet (observations of applied torques start at 0).
         self.launch_per_world(
             kernels.zero_world_dofs, inputs=[world_mask, model.joint_dof_world_start], outputs=[self.control.joint_f]
@@ -842,6 +920,12 @@ class SteelVectorEnv(gym.vector.VectorEnv):
     def _observe(self, out: wp.array | None = None) -> None:
         out = self._obs if out is None else out
         self._compute_observations(out)
+        if self.config.obs_noise_std > 0.0:
+            self.launch_per_world(
+                kernels.add_observation_noise,
+                inputs=[float(self.config.obs_noise_std)],
+                outputs=[self._noise_rng_state, out],
+            )
         wp.launch(
             kernels.sanitize_observations,
             out.shape,
