@@ -425,3 +425,13 @@ def zero_world_history(world_mask: wp.array[wp.bool], history: wp.array3d[wp.flo
     for k in range(history.shape[0]):
         for j in range(history.shape[2]):
             history[k, w, j] = 0.0
+
+
+@wp.kernel(enable_backward=False)
+def zero_world_rows(world_mask: wp.array[wp.bool], values: wp.array2d[wp.float32]):
+    """Zero the rows (worlds) of a (num_envs, k) array selected by the mask."""
+    w = wp.tid()
+    if not world_mask[w]:
+        return
+    for j in range(values.shape[1]):
+        values[w, j] = 0.0

@@ -882,7 +882,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._randomize(world_mask)
         if self._action_history is not None:
             self.launch_per_world(kernels.zero_world_history, inputs=[world_mask], outputs=[self._action_history])
-        # A reset world has applied no effort yet (observations of applied torques start at 0).
+        # A reset world has applied no action and no effort yet (observations of both start at 0).
+        self.launch_per_world(kernels.zero_world_rows, inputs=[world_mask], outputs=[self._actions])
         self.launch_per_world(
             kernels.zero_world_dofs, inputs=[world_mask, model.joint_dof_world_start], outputs=[self.control.joint_f]
         )

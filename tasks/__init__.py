@@ -25,6 +25,12 @@ _TASKS: dict[str, tuple[str, str, str, int]] = {
     ),
     "steel_envs/AntRun-v0": ("steel_envs.tasks.ant_run", "AntRunEnv", "AntRunSingleEnv", 1000),
     "steel_envs/HumanoidRun-v0": ("steel_envs.tasks.humanoid_run", "HumanoidRunEnv", "HumanoidRunSingleEnv", 1000),
+    "steel_envs/QuadrupedVelocity-v0": (
+        "steel_envs.tasks.quadruped_velocity",
+        "QuadrupedVelocityEnv",
+        "QuadrupedVelocitySingleEnv",
+        1000,
+    ),
 }
 
 ENV_IDS: tuple[str, ...] = tuple(_TASKS)

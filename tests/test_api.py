@@ -16,8 +16,20 @@ from gymnasium.vector import AutoresetMode
 
 import steel_envs
 
-OBS_DIMS = {CARTPOLE: 4, ANT: 81, "steel_envs/CartpoleSwingup-v0": 5, "steel_envs/HumanoidRun-v0": 230}
-ACT_DIMS = {CARTPOLE: 1, ANT: 8, "steel_envs/CartpoleSwingup-v0": 1, "steel_envs/HumanoidRun-v0": 21}
+OBS_DIMS = {
+    CARTPOLE: 4,
+    ANT: 81,
+    "steel_envs/CartpoleSwingup-v0": 5,
+    "steel_envs/HumanoidRun-v0": 230,
+    "steel_envs/QuadrupedVelocity-v0": 52,
+}
+ACT_DIMS = {
+    CARTPOLE: 1,
+    ANT: 8,
+    "steel_envs/CartpoleSwingup-v0": 1,
+    "steel_envs/HumanoidRun-v0": 21,
+    "steel_envs/QuadrupedVelocity-v0": 12,
+}
 
 
 @pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)

@@ -148,3 +148,37 @@ def test_humanoid_starts_in_free_fall_and_its_forward_reward_is_the_com_velocity
     assert not env.body_contact_wrench.numpy().any(), "no contact yet"
     np.testing.assert_allclose(info["reward_forward"].numpy(), 1.25 * (com(0) - x0) / dt, atol=1e-4)
     assert info["reward_survive"].numpy().tolist() == [5.0, 5.0]
+
+
+def test_quadruped_stands_on_its_drives_and_the_feet_carry_its_weight():
+    env = make("steel_envs/QuadrupedVelocity-v0", 2, seed=0, joint_noise=0.0)
+    for _ in range(100):  # 2 s of zero actions: targets at the standing pose
+        _, _, terminated, truncated, _info = env.step(torch.zeros(2, 12))
+        assert not (terminated | truncated).any()
+    qd = env.state_0.joint_qd.numpy()
+    assert np.abs(qd).max() < 1e-2
+    wrench = env.body_contact_wrench.numpy().reshape(2, -1, 6)
+    feet = [3, 6, 9, 12]
+    weight = env.model.body_mass.numpy().reshape(2, -1).sum(axis=1) * GRAVITY
+    np.testing.assert_allclose(wrench[:, feet, 2].sum(axis=1), weight, rtol=1e-2)
+    assert (wrench[:, 0, :3] == 0).all(), "the base does not touch the ground"
+
+
+def test_quadruped_commands_resample_on_schedule_within_their_ranges():
+    env = make(
+        "steel_envs/QuadrupedVelocity-v0",
+        4,
+        seed=1,
+        command_resample_time=0.1,
+        autoreset_mode="Disabled",
+        max_tilt_cos=-2.0,
+        contact_force_threshold=1e9,
+    )
+    seen = [env._obs_t[:, 9:12].clone()]
+    for _ in range(11):
+        seen.append(env.step(torch.zeros(4, 12))[0][:, 9:12].clone())
+    # 0.1 s is 5 control steps: the reset's command acts for steps 1-5, a new one for steps 6-10, then another.
+    assert all(torch.equal(seen[0], seen[k]) for k in range(6))
+    assert not torch.equal(seen[5], seen[6]) and torch.equal(seen[6], seen[10]) and not torch.equal(seen[10], seen[11])
+    cmds = torch.stack(seen).reshape(-1, 3)
+    assert (cmds[:, 0].abs() <= 1).all() and (cmds[:, 1].abs() <= 0.5).all() and (cmds[:, 2].abs() <= 1).all()
