@@ -173,6 +173,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
     """Action size per world."""
     solver_defaults: ClassVar[SteelSolverOptions] = SteelSolverOptions()
     """The scene's SolverSteel options before ``solver_options`` overrides."""
+    solver_defaults_cuda: ClassVar[SteelSolverOptions | None] = None
+    """The scene's options on CUDA devices, where they differ (e.g. CUDA-only sweeps); None: ``solver_defaults``."""
     camera_tracked_body: ClassVar[int] = -1
     """Body (index within a world) the render camera follows on the ground plane; -1: a fixed camera."""
     camera_eye: ClassVar[tuple[float, float, float]] = (0.0, -4.0, 1.5)
@@ -269,7 +271,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._torch_stream = (
             wp.stream_from_torch(torch.cuda.current_stream(self.torch_device)) if self._wp_device.is_cuda else None
         )
-        self.solver_options = self.solver_defaults.replace(solver_options)
+        defaults = self.solver_defaults
+        if self._wp_device.is_cuda and self.solver_defaults_cuda is not None:
+            defaults = self.solver_defaults_cuda
+        self.solver_options = defaults.replace(solver_options)
         self.closed = False
 
         with wp.ScopedDevice(self._wp_device):

@@ -25,6 +25,7 @@ _TASKS: dict[str, tuple[str, str, str, int]] = {
     ),
     "steel_envs/AntRun-v0": ("steel_envs.tasks.ant_run", "AntRunEnv", "AntRunSingleEnv", 1000),
     "steel_envs/HumanoidRun-v0": ("steel_envs.tasks.humanoid_run", "HumanoidRunEnv", "HumanoidRunSingleEnv", 1000),
+    "steel_envs/PushCube-v0": ("steel_envs.tasks.push_cube", "PushCubeEnv", "PushCubeSingleEnv", 250),
     "steel_envs/QuadrupedVelocity-v0": (
         "steel_envs.tasks.quadruped_velocity",
         "QuadrupedVelocityEnv",

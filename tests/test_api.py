@@ -22,6 +22,7 @@ OBS_DIMS = {
     "steel_envs/CartpoleSwingup-v0": 5,
     "steel_envs/HumanoidRun-v0": 230,
     "steel_envs/QuadrupedVelocity-v0": 52,
+    "steel_envs/PushCube-v0": 18,
 }
 ACT_DIMS = {
     CARTPOLE: 1,
@@ -29,6 +30,7 @@ ACT_DIMS = {
     "steel_envs/CartpoleSwingup-v0": 1,
     "steel_envs/HumanoidRun-v0": 21,
     "steel_envs/QuadrupedVelocity-v0": 12,
+    "steel_envs/PushCube-v0": 2,
 }
 
 

@@ -182,3 +182,19 @@ def test_quadruped_commands_resample_on_schedule_within_their_ranges():
     assert not torch.equal(seen[5], seen[6]) and torch.equal(seen[6], seen[10]) and not torch.equal(seen[10], seen[11])
     cmds = torch.stack(seen).reshape(-1, 3)
     assert (cmds[:, 0].abs() <= 1).all() and (cmds[:, 1].abs() <= 0.5).all() and (cmds[:, 2].abs() <= 1).all()
+
+
+def test_push_finger_moves_the_cube_it_runs_into():
+    """The velocity-driven finger reaches its commanded 0.5 m/s; a cube resting on its line (the goal far away)
+    stays put until the finger arrives, then moves along +x."""
+    env = make("steel_envs/PushCube-v0", 1, seed=0, cube_spawn=1e-6, goal_range=1e-6, success_radius=1e-9)
+    cube_x0 = env._obs_t[0, 4].item()
+    obs = None
+    for _ in range(10):  # 0.4 s: the finger covers ~0.2 m of the 0.5 m gap
+        obs = env.step(torch.tensor([[1.0, 0.0]]))[0]
+    assert obs[0, 2].item() == pytest.approx(0.5, rel=1e-3)
+    assert obs[0, 4].item() == pytest.approx(cube_x0, abs=1e-4), "untouched cube rests"
+    assert obs[0, 6].item() == pytest.approx(0.05, abs=2e-3), "on the ground at its half-size"
+    for _ in range(30):  # 1.2 s more: contact at ~0.42 m of finger travel
+        obs = env.step(torch.tensor([[1.0, 0.0]]))[0]
+    assert obs[0, 4].item() > cube_x0 + 0.1 and abs(obs[0, 5].item()) < 0.05

@@ -35,6 +35,7 @@ _SHORT = {
     CARTPOLE: ({}, {"pole_angle_limit": 3.0}),
     "steel_envs/CartpoleSwingup-v0": ({"max_episode_steps": 20}, {}),
     "steel_envs/HumanoidRun-v0": ({}, {"healthy_z_min": -10.0}),
+    "steel_envs/PushCube-v0": ({"max_episode_steps": 20}, {"success_radius": 1e-9}),
     "steel_envs/QuadrupedVelocity-v0": (
         {"max_episode_steps": 20},
         {"max_tilt_cos": -2.0, "contact_force_threshold": 1e9},
@@ -70,9 +71,10 @@ def test_first_observation_after_a_reset_equals_a_fresh_world(env_id, how):
             break
     assert reset_obs is not None, "the world was reset"
     fresh = _fresh_world_like(env_id, world_state(env, w), **_SHORT[env_id][1])
-    if hasattr(env, "_commands"):  # task state drawn at the reset: the fresh world gets the same command
-        fresh._commands.assign(env._commands.numpy()[w : w + 1])
-        fresh._observe()
+    for name in ("_commands", "_goals"):  # task state drawn at the reset: the fresh world gets the same
+        if hasattr(env, name):
+            getattr(fresh, name).assign(getattr(env, name).numpy()[w : w + 1])
+            fresh._observe()
     assert fresh._obs_t[0].numpy().tobytes() == reset_obs.numpy().tobytes()
     env_after = {k: v.clone() for k, v in env._episode_views.items()}
     for a in actions[start : start + 12]:

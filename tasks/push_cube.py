@@ -1,0 +1,212 @@
+"""``steel_envs/PushCube-v0``: push a free cube to a goal on the ground with a gantry finger."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import warp as wp
+from steel_envs.envs.push import PushScene, PushSceneConfig
+
+from steel_envs.single_env import single_world
+
+__all__ = ["PushCubeConfig", "PushCubeEnv", "PushCubeSingleEnv"]
+
+FINGER_BODY = 1
+CUBE_BODY = 2
+
+
+@dataclass(kw_only=True)
+class PushCubeConfig(PushSceneConfig):
+    """Goal region, reward weights and success radius."""
+
+    goal_range: float = 0.3
+    """Goals are drawn at U(-r, r)^2 [m] at every reset."""
+    reach_weight: float = 1.0
+    """Weight of the finger-to-cube distance penalty [1/m]."""
+    push_weight: float = 5.0
+    """Weight of the cube-to-goal distance penalty [1/m]."""
+    success_bonus: float = 10.0
+    """Reward of the step that brings the cube within ``success_radius`` of the goal (which ends the episode)."""
+    success_radius: float = 0.05
+    """Distance [m] of the cube centre to the goal that counts as success."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require_positive("goal_range", "success_radius")
+
+
+@wp.kernel(enable_backward=False)
+def _draw_goals(
+    world_mask: wp.array[wp.bool], r: wp.float32, rng_state: wp.array[wp.uint32], goals: wp.array2d[wp.float32]
+):
+    w = wp.tid()
+    if not world_mask[w]:
+        return
+    rng = rng_state[w]
+    goals[w, 0] = r * (2.0 * wp.randf(rng) - 1.0)
+    goals[w, 1] = r * (2.0 * wp.randf(rng) - 1.0)
+    rng_state[w] = rng
+
+
+@wp.func
+def _cube_goal_distance(body_q: wp.array[wp.transform], b: int, goals: wp.array2d[wp.float32], w: int):
+    p = wp.transform_get_translation(body_q[b])
+    dx = p[0] - goals[w, 0]
+    dy = p[1] - goals[w, 1]
+    return wp.sqrt(dx * dx + dy * dy)
+
+
+@wp.kernel(enable_backward=False)
+def _observe(
+    body_world_start: wp.array[wp.int32],
+    body_q: wp.array[wp.transform],
+    body_qd: wp.array[wp.spatial_vector],
+    goals: wp.array2d[wp.float32],
+    obs: wp.array2d[wp.float32],
+):
+    w = wp.tid()
+    b0 = body_world_start[w]
+    finger = wp.transform_get_translation(body_q[b0 + FINGER_BODY])
+    finger_v = wp.spatial_top(body_qd[b0 + FINGER_BODY])
+    cube = body_q[b0 + CUBE_BODY]
+    p = wp.transform_get_translation(cube)
+    r = wp.transform_get_rotation(cube)
+    v = wp.spatial_top(body_qd[b0 + CUBE_BODY])
+    obs[w, 0] = finger[0]
+    obs[w, 1] = finger[1]
+    obs[w, 2] = finger_v[0]
+    obs[w, 3] = finger_v[1]
+    for i in range(3):
+        obs[w, 4 + i] = p[i]
+        obs[w, 11 + i] = v[i]
+    for i in range(4):
+        obs[w, 7 + i] = r[i]
+    obs[w, 14] = goals[w, 0]
+    obs[w, 15] = goals[w, 1]
+    obs[w, 16] = p[0] - goals[w, 0]
+    obs[w, 17] = p[1] - goals[w, 1]
+
+
+@wp.kernel(enable_backward=False)
+def _terminations(
+    body_world_start: wp.array[wp.int32],
+    body_q: wp.array[wp.transform],
+    goals: wp.array2d[wp.float32],
+    radius: wp.float32,
+    success: wp.array[wp.bool],
+    terminated: wp.array[wp.bool],
+    truncated: wp.array[wp.bool],
+):
+    w = wp.tid()
+    done = _cube_goal_distance(body_q, body_world_start[w] + CUBE_BODY, goals, w) < radius
+    success[w] = done
+    terminated[w] = done
+    truncated[w] = False
+
+
+@wp.kernel(enable_backward=False)
+def _rewards(
+    body_world_start: wp.array[wp.int32],
+    body_q: wp.array[wp.transform],
+    goals: wp.array2d[wp.float32],
+    success: wp.array[wp.bool],
+    reach_weight: wp.float32,
+    push_weight: wp.float32,
+    success_bonus: wp.float32,
+    reward_terms: wp.array2d[wp.float32],
+):
+    w = wp.tid()
+    b0 = body_world_start[w]
+    finger = wp.transform_get_translation(body_q[b0 + FINGER_BODY])
+    cube = wp.transform_get_translation(body_q[b0 + CUBE_BODY])
+    reach = wp.length(wp.vec3(cube[0] - finger[0], cube[1] - finger[1], 0.0))
+    reward_terms[0, w] = -reach_weight * reach
+    reward_terms[1, w] = -push_weight * _cube_goal_distance(body_q, b0 + CUBE_BODY, goals, w)
+    bonus = float(0.0)
+    if success[w]:
+        bonus = success_bonus
+    reward_terms[2, w] = bonus
+
+
+class PushCubeEnv(PushScene):
+    """Push a cube to a goal on the ground with the finger of a 2-DOF gantry (free rigid bodies on SolverSteel).
+
+    ## Action space
+    | index | action | min | max | unit |
+    |---|---|---|---|---|
+    | 0 | finger x velocity, times ``max_finger_speed`` (0.5 m/s) | -1 | 1 | 1 |
+    | 1 | finger y velocity, times ``max_finger_speed`` | -1 | 1 | 1 |
+
+    ## Observation space
+    | index | observation | unit |
+    |---|---|---|
+    | 0-1 | finger position x, y | m |
+    | 2-3 | finger velocity x, y | m/s |
+    | 4-6 | cube position | m |
+    | 7-10 | cube orientation quaternion (x, y, z, w) | 1 |
+    | 11-13 | cube velocity | m/s |
+    | 14-15 | goal x, y | m |
+    | 16-17 | cube minus goal, x and y | m |
+
+    ## Rewards
+    - ``reward_reach = -reach_weight * |finger_xy - cube_xy|``
+    - ``reward_push = -push_weight * |cube_xy - goal|``
+    - ``reward_success = success_bonus`` on the step the cube comes within ``success_radius`` (5 cm) of the goal
+
+    ## Starting state
+    Finger at (-0.5, 0) m; cubes at rest at U(-0.3, 0.3)^2 m; goal at U(-0.3, 0.3)^2 m.
+
+    ## Episode end
+    Terminated on success (``info["success"]``) or a non-finite state; truncated after 250 steps (10 s) or on a
+    constraint overflow.
+    """
+
+    config_cls = PushCubeConfig
+    config: PushCubeConfig
+    reward_terms = ("reach", "push", "success")
+    default_max_episode_steps = 250
+    observation_dim = 18
+    train_defaults: ClassVar[dict] = {"num_envs": 128, "num_steps_per_env": 32, "max_iterations": 500}
+    """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
+
+    def _setup_task(self) -> None:
+        self._goals = wp.zeros((self.num_envs, 2), dtype=wp.float32)
+        self._success = wp.zeros(self.num_envs, dtype=wp.bool)
+
+    def _reset_task(self, world_mask: wp.array) -> None:
+        self.launch_per_world(
+            _draw_goals, inputs=[world_mask, float(self.config.goal_range)], outputs=[self._rng_state, self._goals]
+        )
+
+    def _compute_observations(self, obs: wp.array) -> None:
+        s = self.state_0
+        self.launch_per_world(
+            _observe, inputs=[self.model.body_world_start, s.body_q, s.body_qd, self._goals], outputs=[obs]
+        )
+
+    def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
+        self.launch_per_world(
+            _terminations,
+            inputs=[self.model.body_world_start, self.state_0.body_q, self._goals, float(self.config.success_radius)],
+            outputs=[self._success, terminated, truncated],
+        )
+
+    def _compute_rewards(self, reward_terms: wp.array) -> None:
+        c = self.config
+        self.launch_per_world(
+            _rewards,
+            inputs=[
+                self.model.body_world_start,
+                self.state_0.body_q,
+                self._goals,
+                self._success,
+                float(c.reach_weight),
+                float(c.push_weight),
+                float(c.success_bonus),
+            ],
+            outputs=[reward_terms],
+        )
+
+
+PushCubeSingleEnv = single_world(PushCubeEnv)
