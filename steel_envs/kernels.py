@@ -435,3 +435,19 @@ def zero_world_rows(world_mask: wp.array[wp.bool], values: wp.array2d[wp.float32
         return
     for j in range(values.shape[1]):
         values[w, j] = 0.0
+
+
+@wp.kernel(enable_backward=False)
+def scale_world_drive_gains(
+    dof_world_start: wp.array[wp.int32],
+    nominal_ke: wp.array[wp.float32],
+    nominal_kd: wp.array[wp.float32],
+    world_scale: wp.array[wp.float32],
+    ke: wp.array[wp.float32],
+    kd: wp.array[wp.float32],
+):
+    """Scale the drive stiffness and damping of every DOF of a world by its factor."""
+    w = wp.tid()
+    for i in range(dof_world_start[w], dof_world_start[w + 1]):
+        ke[i] = nominal_ke[i] * world_scale[w]
+        kd[i] = nominal_kd[i] * world_scale[w]

@@ -41,6 +41,8 @@ class TaskConfig:
     """At every reset, scale the world's body masses and inertias by U(low, high); None: off."""
     randomize_friction_scale: tuple[float, float] | None = None
     """At every reset, scale the world's shape friction coefficients by U(low, high); None: off."""
+    randomize_drive_gain_scale: tuple[float, float] | None = None
+    """At every reset, scale the world's drive stiffness and damping (``joint_target_ke/kd``) by U(low, high)."""
     push_interval: float = 0.0
     """Push the floating base every this many seconds of an episode [s]; 0: off."""
     push_velocity: float = 0.0
@@ -55,7 +57,7 @@ class TaskConfig:
         self.require_nonnegative("push_interval", "push_velocity", "obs_noise_std", "action_delay_steps")
         if not float(self.action_delay_steps).is_integer() or self.action_delay_steps > 64:
             raise ValueError(f"action_delay_steps: expected an int in [0, 64], got {self.action_delay_steps!r}")
-        for name in ("randomize_mass_scale", "randomize_friction_scale"):
+        for name in ("randomize_mass_scale", "randomize_friction_scale", "randomize_drive_gain_scale"):
             value = getattr(self, name)
             if value is None:
                 continue
@@ -415,10 +417,13 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._noise_rng_state = wp.zeros(n, dtype=wp.uint32)
         self._world_mass_scale = wp.ones(n, dtype=wp.float32)
         self._world_friction_scale = wp.ones(n, dtype=wp.float32)
+        self._world_drive_gain_scale = wp.ones(n, dtype=wp.float32)
         self._nominal = {
             "mu": wp.clone(self.model.shape_material_mu),
             "mass": wp.clone(self.model.body_mass),
             "inertia": wp.clone(self.model.body_inertia),
+            "ke": wp.clone(self.model.joint_target_ke),
+            "kd": wp.clone(self.model.joint_target_kd),
         }
         delay = int(self.config.action_delay_steps)
         self._action_history = wp.zeros((delay + 1, n, self.action_dim), dtype=wp.float32) if delay else None
@@ -780,13 +785,14 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             self._world_friction_scale.assign(checked["friction_scale"])
         if "mass_scale" in checked:
             self._world_mass_scale.assign(checked["mass_scale"])
-        self._apply_world_scales("friction_scale" in checked, "mass_scale" in checked, None)
+        self._apply_world_scales("friction_scale" in checked, "mass_scale" in checked)
 
     def _randomize(self, world_mask: wp.array) -> None:
         """Draw the reset randomization of the selected worlds (``randomize_*_scale``) and apply it."""
         draws = (
             (self.config.randomize_friction_scale, self._world_friction_scale),
             (self.config.randomize_mass_scale, self._world_mass_scale),
+            (self.config.randomize_drive_gain_scale, self._world_drive_gain_scale),
         )
         for bounds, scale in draws:
             if bounds is not None:
@@ -795,9 +801,11 @@ class SteelVectorEnv(gym.vector.VectorEnv):
                     inputs=[world_mask, float(bounds[0]), float(bounds[1])],
                     outputs=[self._rng_state, scale],
                 )
-        self._apply_world_scales(draws[0][0] is not None, draws[1][0] is not None, world_mask)
+        self._apply_world_scales(*(bounds is not None for bounds, _ in draws), world_mask)
 
-    def _apply_world_scales(self, friction: bool, mass: bool, world_mask: wp.array | None) -> None:
+    def _apply_world_scales(
+        self, friction: bool, mass: bool, drive_gains: bool = False, world_mask: wp.array | None = None
+    ) -> None:
         """Write nominal x world scale into the model and notify the solver (device-only, graph-capturable).
         Worlds whose scale did not change are rewritten with the same value, bit for bit."""
         model, flags = self.model, 0
@@ -819,6 +827,18 @@ class SteelVectorEnv(gym.vector.VectorEnv):
                 device=self._wp_device,
             )
             flags |= newton.ModelFlags.BODY_INERTIAL_PROPERTIES
+        if drive_gains:
+            self.launch_per_world(
+                kernels.scale_world_drive_gains,
+                inputs=[
+                    model.joint_dof_world_start,
+                    self._nominal["ke"],
+                    self._nominal["kd"],
+                    self._world_drive_gain_scale,
+                ],
+                outputs=[model.joint_target_ke, model.joint_target_kd],
+            )
+            flags |= newton.ModelFlags.JOINT_DOF_FORCE_PROPERTIES
         if flags:
             self.solver.notify_model_changed(flags, world_mask=world_mask)
 

@@ -162,6 +162,8 @@ def test_quadruped_stands_on_its_drives_and_the_feet_carry_its_weight():
     weight = env.model.body_mass.numpy().reshape(2, -1).sum(axis=1) * GRAVITY
     np.testing.assert_allclose(wrench[:, feet, 2].sum(axis=1), weight, rtol=1e-2)
     assert (wrench[:, 0, :3] == 0).all(), "the base does not touch the ground"
+    base_z = env.state_0.joint_q.numpy().reshape(2, -1)[:, 2]
+    assert ((base_z > 0.3) & (base_z < 0.5)).all(), base_z
 
 
 def test_quadruped_commands_resample_on_schedule_within_their_ranges():
@@ -195,6 +197,44 @@ def test_push_finger_moves_the_cube_it_runs_into():
     assert obs[0, 2].item() == pytest.approx(0.5, rel=1e-3)
     assert obs[0, 4].item() == pytest.approx(cube_x0, abs=1e-4), "untouched cube rests"
     assert obs[0, 6].item() == pytest.approx(0.05, abs=2e-3), "on the ground at its half-size"
+    env._goals.assign(np.array([[0.6, 0.0]], np.float32))  # the goal ahead of the cube
+    distance = abs(0.6 - obs[0, 4].item())
     for _ in range(30):  # 1.2 s more: contact at ~0.42 m of finger travel
         obs = env.step(torch.tensor([[1.0, 0.0]]))[0]
     assert obs[0, 4].item() > cube_x0 + 0.1 and abs(obs[0, 5].item()) < 0.05
+    assert abs(0.6 - obs[0, 4].item()) < distance - 0.1, "the cube moved towards the goal"
+
+
+def test_humanoid_with_zero_action_falls_and_terminates_within_a_derived_bound():
+    """Its torso must drop from 1.4 m to 1.0 m to terminate. No support can make it fall faster than free fall,
+    so the episode cannot end before sqrt(2 * 0.4 m / g) = 0.286 s = 19 control steps of 0.015 s; without
+    torques nothing holds it up, so it ends within 2 s (133 steps), far below the 1000-step limit."""
+    env = make("steel_envs/HumanoidRun-v0", 2, seed=0, autoreset_mode="Disabled")
+    lower = int(np.floor(np.sqrt(2 * 0.4 / GRAVITY) / env.control_dt))
+    ended = np.full(2, -1)
+    for step in range(1, 134):
+        _, _, terminated, _, _ = env.step(torch.zeros(2, 21))
+        ended[(ended < 0) & terminated.numpy()] = step
+    assert (ended >= lower).all() and (ended > 0).all(), (ended, lower)
+
+
+def test_swingup_pole_starts_down():
+    obs, _ = make("steel_envs/CartpoleSwingup-v0", 4, seed=0).reset(seed=0)
+    assert (obs[:, 2] < -0.99).all(), "cos(theta) ~ -1: hanging"
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    [
+        "steel_envs/HumanoidRun-v0",
+        "steel_envs/QuadrupedVelocity-v0",
+        "steel_envs/PushCube-v0",
+        "steel_envs/CartpoleSwingup-v0",
+    ],
+)
+def test_constraint_overflow_term_is_present(env_id):
+    env = make(env_id, 2, seed=0, autoreset_mode="Disabled")
+    env.solver.constraint_overflow.assign(np.array([False, True, False]))
+    with pytest.warns(RuntimeWarning, match="dropped constraint rows"):
+        _, _, _, truncated, info = env.step(torch.zeros(2, env.action_dim))
+    assert info["constraint_overflow"].tolist() == [False, True] and truncated[1]

@@ -102,3 +102,15 @@ def test_action_delay_applies_the_action_of_k_steps_ago():
 def test_bad_randomization_settings_raise(kwargs, pattern):
     with pytest.raises(ValueError, match=pattern):
         make(ANT, 1, **kwargs)
+
+
+def test_drive_gain_randomization_scales_ke_and_kd_of_the_selected_world_only():
+    env = make("steel_envs/QuadrupedVelocity-v0", 3, seed=0, randomize_drive_gain_scale=(0.5, 2.0))
+    ke = env.model.joint_target_ke.numpy().reshape(3, -1)[:, 6:] / env._nominal["ke"].numpy().reshape(3, -1)[:, 6:]
+    kd = env.model.joint_target_kd.numpy().reshape(3, -1)[:, 6:] / env._nominal["kd"].numpy().reshape(3, -1)[:, 6:]
+    np.testing.assert_allclose(ke, kd, rtol=1e-6)
+    assert np.allclose(ke, ke[:, :1]) and ((ke >= 0.5) & (ke <= 2.0)).all() and len(set(ke[:, 0].round(6))) == 3
+    before = env.model.joint_target_ke.numpy().reshape(3, -1).copy()
+    env.reset(options={"reset_mask": np.array([True, False, False])})
+    after = env.model.joint_target_ke.numpy().reshape(3, -1)
+    assert after[1:].tobytes() == before[1:].tobytes() and not np.array_equal(after[0], before[0])
