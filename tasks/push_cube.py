@@ -36,25 +36,36 @@ class PushCubeConfig(PushSceneConfig):
         self.require_positive("goal_range", "success_radius")
 
 
-@wp.kernel(enable_backward=False)
-def _draw_goals(
-    world_mask: wp.array[wp.bool], r: wp.float32, rng_state: wp.array[wp.uint32], goals: wp.array2d[wp.float32]
-):
-    w = wp.tid()
-    if not world_mask[w]:
-        return
-    rng = rng_state[w]
-    goals[w, 0] = r * (2.0 * wp.randf(rng) - 1.0)
-    goals[w, 1] = r * (2.0 * wp.randf(rng) - 1.0)
-    rng_state[w] = rng
-
-
 @wp.func
 def _cube_goal_distance(body_q: wp.array[wp.transform], b: int, goals: wp.array2d[wp.float32], w: int):
     p = wp.transform_get_translation(body_q[b])
     dx = p[0] - goals[w, 0]
     dy = p[1] - goals[w, 1]
     return wp.sqrt(dx * dx + dy * dy)
+
+
+@wp.kernel(enable_backward=False)
+def _draw_goals(
+    world_mask: wp.array[wp.bool],
+    r: wp.float32,
+    min_distance: wp.float32,
+    body_world_start: wp.array[wp.int32],
+    body_q: wp.array[wp.transform],
+    rng_state: wp.array[wp.uint32],
+    goals: wp.array2d[wp.float32],
+):
+    """Draw the goal in U(-r, r)^2, redrawing (up to 16 times) while it is within ``min_distance`` of the cube,
+    so an episode does not start solved."""
+    w = wp.tid()
+    if not world_mask[w]:
+        return
+    rng = rng_state[w]
+    for _ in range(16):
+        goals[w, 0] = r * (2.0 * wp.randf(rng) - 1.0)
+        goals[w, 1] = r * (2.0 * wp.randf(rng) - 1.0)
+        if _cube_goal_distance(body_q, body_world_start[w] + CUBE_BODY, goals, w) > min_distance:
+            break
+    rng_state[w] = rng
 
 
 @wp.kernel(enable_backward=False)
@@ -155,7 +166,8 @@ class PushCubeEnv(PushScene):
     - ``reward_success = success_bonus`` on the step the cube comes within ``success_radius`` (5 cm) of the goal
 
     ## Starting state
-    Finger at (-0.5, 0) m; cubes at rest at U(-0.3, 0.3)^2 m; goal at U(-0.3, 0.3)^2 m.
+    Finger at (-0.5, 0) m; cubes at rest at U(-0.3, 0.3)^2 m; goal at U(-0.3, 0.3)^2 m, at least 3 success
+    radii from the cube.
 
     ## Episode end
     Terminated on success (``info["success"]``) or a non-finite state; truncated after 250 steps (10 s) or on a
@@ -176,7 +188,15 @@ class PushCubeEnv(PushScene):
 
     def _reset_task(self, world_mask: wp.array) -> None:
         self.launch_per_world(
-            _draw_goals, inputs=[world_mask, float(self.config.goal_range)], outputs=[self._rng_state, self._goals]
+            _draw_goals,
+            inputs=[
+                world_mask,
+                float(self.config.goal_range),
+                3.0 * float(self.config.success_radius),
+                self.model.body_world_start,
+                self.state_0.body_q,
+            ],
+            outputs=[self._rng_state, self._goals],
         )
 
     def _compute_observations(self, obs: wp.array) -> None:
