@@ -78,8 +78,9 @@ class Renderer:
         self.transforms = wp.empty(num_worlds, dtype=wp.transformf, device=device)
         self.color = self.sensor.allocate_image_color(num_worlds, width, height)
 
-    def frames(self) -> np.ndarray:
-        """Render now; shape (num_worlds, H, W, 3) uint8."""
+    def draw(self, color: wp.array | None = None, depth: wp.array | None = None) -> None:
+        """Render into device images (num_worlds, H, W): packed RGBA uint32 and/or ray depth [m] (-1: no hit).
+        Launches only, so it can be captured in the step graph."""
         env, model = self.env, self.env.model
         wp.launch(
             _look_at_transforms,
@@ -95,7 +96,11 @@ class Renderer:
             device=model.device,
         )
         model.bvh_refit_shapes(env.state_0)
-        self.sensor.update(env.state_0, self.transforms, self.rays, color_image=self.color)
+        self.sensor.update(env.state_0, self.transforms, self.rays, color_image=color, depth_image=depth)
+
+    def frames(self) -> np.ndarray:
+        """Render now; shape (num_worlds, H, W, 3) uint8."""
+        self.draw(color=self.color)
         rgba = self.color.numpy().view(np.uint8).reshape(self.num_worlds, self.height, self.width, 4)
         return np.ascontiguousarray(rgba[..., :3])
 

@@ -143,6 +143,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         render_mode: None or ``"rgb_array"`` (:meth:`render` returns frames).
         render_size: (width, height) of one world's frame [px].
         render_num_worlds: Worlds tiled into one rendered frame (the first ones).
+        obs_mode: ``"state"`` (the task's observation vector), ``"rgb"`` ((H, W, 3) uint8 per world) or
+            ``"depth"`` ((H, W) float32 ray distance [m], -1 where no surface) from Newton's ray-traced
+            ``SensorCamera`` at ``render_size``, one camera per world (the scene's render camera); the returned
+            tensors are views of the sensor's images.
         nonfinite_actions: ``"raise"``: a NaN or infinite action raises ValueError (a host sync per step on
             CUDA). ``"end_episode"``: its entries are replaced by 0 and the world's episode ends as a
             truncation, reported in ``info["nonfinite_action"]``; no host sync.
@@ -204,6 +208,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         render_mode: str | None = None,
         render_size: tuple[int, int] = (320, 240),
         render_num_worlds: int = 1,
+        obs_mode: str = "state",
         nonfinite_actions: str = "raise",
         world_offset: int = 0,
         graph_capture: bool | str = True,
@@ -217,6 +222,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             raise ValueError(f"max_episode_steps: expected an int >= 1, got {max_episode_steps!r}")
         if not 1 <= max_episode_steps < 2**31:
             raise ValueError(f"max_episode_steps: expected an int in [1, 2**31), got {max_episode_steps!r}")
+        if obs_mode not in ("state", "rgb", "depth"):
+            raise ValueError(f"obs_mode: expected 'state', 'rgb' or 'depth', got {obs_mode!r}")
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode: expected None or 'rgb_array', got {render_mode!r}")
         if (
@@ -260,6 +267,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self.render_size = (int(render_size[0]), int(render_size[1]))
         self.render_num_worlds = int(render_num_worlds)
         self._renderer = None
+        self.obs_mode = obs_mode
         self.metadata = {**type(self).metadata, "autoreset_mode": autoreset_mode}
         self.autoreset_mode = autoreset_mode
         try:
@@ -287,6 +295,24 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         obs_dim = int(self.observation_dim)
         bound = float(self.config.obs_clip)
         self.single_observation_space = gym.spaces.Box(-bound, bound, (obs_dim,), np.float32)
+        self._camera = None
+        if obs_mode != "state":
+            from .rendering import Renderer
+
+            width, height = self.render_size
+            with wp.ScopedDevice(self._wp_device):
+                self._camera = Renderer(self, width, height, num_worlds=self.num_envs)
+                alloc = (
+                    self._camera.sensor.allocate_image_color
+                    if obs_mode == "rgb"
+                    else (self._camera.sensor.allocate_image_depth)
+                )
+                self._pixels = alloc(self.num_envs, width, height)
+                self._final_pixels = alloc(self.num_envs, width, height)
+            if obs_mode == "rgb":
+                self.single_observation_space = gym.spaces.Box(0, 255, (height, width, 3), np.uint8)
+            else:
+                self.single_observation_space = gym.spaces.Box(-1.0, bound, (height, width), np.float32)
         self.single_action_space = gym.spaces.Box(-1.0, 1.0, (self.action_dim,), np.float32)
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
@@ -446,6 +472,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         to = wp.to_torch
         self._obs_t = to(self._obs)
         self._final_obs_t = to(self._final_obs)
+        if self._camera is not None:
+            self._obs_t, self._final_obs_t = self._pixel_view(self._pixels), self._pixel_view(self._final_pixels)
         self._reward_t = to(self._reward)
         self._terminated_t = to(self._terminated)
         self._truncated_t = to(self._truncated)
@@ -467,6 +495,14 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             **{f"reward_{name}": final_terms[i] for i, name in enumerate(self.reward_terms)},
         }
         self._actions_in_t = to(self._actions_in)
+
+    def _pixel_view(self, image: wp.array) -> torch.Tensor:
+        """A torch view of a sensor image: (N, H, W, 3) uint8 for RGB, (N, H, W) float32 for depth."""
+        t = wp.to_torch(image)
+        if self.obs_mode == "depth":
+            return t
+        n, h, w = image.shape
+        return t.view(torch.uint8).reshape(n, h, w, 4)[..., :3]
 
     @property
     def _step_info(self) -> dict[str, Any]:
@@ -731,6 +767,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         if self.autoreset_mode == AutoresetMode.SAME_STEP:
             if self._any_world(self._done_t):
                 wp.copy(self._final_obs, self._obs)
+                if self._camera is not None:
+                    wp.copy(self._final_pixels, self._pixels)
                 self._reset_worlds(self._done_mask)
                 self._observe()
         elif next_step:
@@ -959,6 +997,12 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             outputs=[out],
             device=self._wp_device,
         )
+        if self._camera is not None:
+            image = self._final_pixels if out is self._final_obs else self._pixels
+            if self.obs_mode == "rgb":
+                self._camera.draw(color=image)
+            else:
+                self._camera.draw(depth=image)
 
     def _flag_views(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The per-world cause flags reported in ``info``: overflow, non-finite state, non-finite action."""

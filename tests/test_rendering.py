@@ -6,7 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from conftest import ANT, CARTPOLE, make
+from conftest import ANT, CARTPOLE, make, random_actions
 
 SIZE = (64, 48)
 
@@ -58,3 +58,43 @@ def test_record_writes_a_readable_video(tmp_path, suffix):
     assert main(["record", CARTPOLE, "--steps", "6", "--out", out, "--size", "64x48", "--device", "cpu"]) == 0
     frames = iio.imread(out, index=None)
     assert frames.shape[0] == 7 and frames.shape[1:3] == (48, 64)
+
+
+@pytest.mark.parametrize("mode", ["rgb", "depth"])
+def test_pixel_observations_are_views_of_the_sensor_and_follow_each_world(mode):
+    env = make(ANT, 3, seed=0, obs_mode=mode, render_size=SIZE)
+    obs, _ = env.reset(seed=0)
+    shape = (3, 48, 64, 3) if mode == "rgb" else (3, 48, 64)
+    assert tuple(obs.shape) == shape and env.single_observation_space.shape == shape[1:]
+    assert obs.dtype == (torch.uint8 if mode == "rgb" else torch.float32)
+    ptr = obs.data_ptr()
+    first = obs.clone()
+    for a in random_actions(env, 5):
+        obs, _, _, _, info = env.step(a)
+    assert obs.data_ptr() == ptr and info["final_obs"].shape == obs.shape
+    assert not torch.equal(obs, first), "the picture follows the state"
+    assert all(env.single_observation_space.contains(o.numpy()) for o in obs)
+    # Each world's view equals the same world rendered by render() of a twin with the same seed.
+    twin = make(ANT, 3, seed=0, render_mode="rgb_array", render_size=SIZE, render_num_worlds=3)
+    for a in random_actions(twin, 5):
+        twin.step(a)
+    if mode == "rgb":
+        twin.render()
+        assert np.array_equal(twin._renderer.frames(), obs.numpy())
+    assert make(ANT, 1, obs_mode=mode, render_size=SIZE).single_observation_space.contains(
+        make(ANT, 1, obs_mode=mode, render_size=SIZE, seed=1).reset(seed=1)[0][0].numpy()
+    )
+
+
+@pytest.mark.parametrize(("env_id", "mode"), [(ANT, "rgb"), (CARTPOLE, "depth")])
+def test_pixel_single_world_env_passes_env_checker(env_id, mode):
+    import warnings
+
+    from gymnasium.utils.env_checker import check_env
+
+    env = gym.make(env_id, device="cpu", obs_mode=mode, render_size=(16, 12))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+    with pytest.raises(ValueError, match="obs_mode"):
+        make(env_id, 1, obs_mode="lidar")
