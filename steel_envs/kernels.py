@@ -395,12 +395,12 @@ def push_roots(
 
 
 @wp.kernel(enable_backward=False)
-def add_observation_noise(std: wp.float32, rng_state: wp.array[wp.uint32], obs: wp.array2d[wp.float32]):
-    """Add ``std * N(0, 1)`` to every observation of each world, from the world's noise stream."""
+def add_observation_noise(std: wp.array[wp.float32], rng_state: wp.array[wp.uint32], obs: wp.array2d[wp.float32]):
+    """Add ``std[i] * N(0, 1)`` to observation entry ``i`` of each world, from the world's noise stream."""
     w = wp.tid()
     rng = rng_state[w]
     for i in range(obs.shape[1]):
-        obs[w, i] = obs[w, i] + std * wp.randn(rng)
+        obs[w, i] = obs[w, i] + std[i] * wp.randn(rng)
     rng_state[w] = rng
 
 

@@ -47,14 +47,28 @@ class TaskConfig:
     """Push the floating base every this many seconds of an episode [s]; 0: off."""
     push_velocity: float = 0.0
     """Largest horizontal velocity change of a push [m/s], U(-v, v) per axis."""
-    obs_noise_std: float = 0.0
-    """Standard deviation of Gaussian noise added to every observation; 0: off."""
+    obs_noise_std: float | tuple[float, ...] = 0.0
+    """Standard deviation of Gaussian noise added to the observations: one value for every entry, or one per
+    entry of the observation vector (per term: give 0 where a term gets none); 0: off."""
     action_delay_steps: int = 0
     """Apply the action of this many control steps ago (zeros at an episode's start); 0: none."""
 
     def __post_init__(self) -> None:
         self.require_positive("obs_clip")
-        self.require_nonnegative("push_interval", "push_velocity", "obs_noise_std", "action_delay_steps")
+        self.require_nonnegative("push_interval", "push_velocity", "action_delay_steps")
+        noise = self.obs_noise_std
+        values = list(noise) if isinstance(noise, (tuple, list)) else [noise]
+        if (
+            not all(
+                isinstance(v, (int, float, np.integer, np.floating))
+                and not isinstance(v, (bool, np.bool_))
+                and math.isfinite(float(v))
+                and 0.0 <= float(v) <= _FLOAT32_MAX
+                for v in values
+            )
+            or not values
+        ):
+            raise ValueError(f"obs_noise_std: expected a number >= 0 or a sequence of them, got {noise!r}")
         if not float(self.action_delay_steps).is_integer() or self.action_delay_steps > 64:
             raise ValueError(f"action_delay_steps: expected an int in [0, 64], got {self.action_delay_steps!r}")
         for name in ("randomize_mass_scale", "randomize_friction_scale", "randomize_drive_gain_scale"):
@@ -294,6 +308,16 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             self._setup_task()
         obs_dim = int(self.observation_dim)
         bound = float(self.config.obs_clip)
+        noise = np.atleast_1d(np.asarray(self.config.obs_noise_std, np.float32))
+        if noise.shape[0] == 1:
+            noise = np.full(obs_dim, noise[0], np.float32)
+        elif noise.shape[0] != obs_dim:
+            raise ValueError(
+                f"obs_noise_std: expected one value or {obs_dim} (the observation size), got {noise.shape[0]}"
+            )
+        self._obs_noise_std = (
+            wp.array(np.ascontiguousarray(noise), dtype=wp.float32, device=self._wp_device) if noise.any() else None
+        )
         self.single_observation_space = gym.spaces.Box(-bound, bound, (obs_dim,), np.float32)
         self._camera = None
         if obs_mode != "state":
@@ -984,10 +1008,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
     def _observe(self, out: wp.array | None = None) -> None:
         out = self._obs if out is None else out
         self._compute_observations(out)
-        if self.config.obs_noise_std > 0.0:
+        if self._obs_noise_std is not None and out.ndim == 2:
             self.launch_per_world(
                 kernels.add_observation_noise,
-                inputs=[float(self.config.obs_noise_std)],
+                inputs=[self._obs_noise_std],
                 outputs=[self._noise_rng_state, out],
             )
         wp.launch(
@@ -1156,6 +1180,8 @@ def _check_config_value(field: dataclasses.Field, value: Any) -> None:
         if not isinstance(value, (bool, np.bool_)):
             raise ValueError(f"{field.name}: expected a bool, got {value!r}")
     elif isinstance(default, (int, float)):
+        if "tuple" in str(field.type) and isinstance(value, (tuple, list)):
+            return  # a per-entry sequence; the config's __post_init__ checks its values
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise ValueError(f"{field.name}: expected a number, got {value!r}")
         if not math.isfinite(float(value)) or abs(float(value)) > _FLOAT32_MAX:

@@ -114,3 +114,16 @@ def test_drive_gain_randomization_scales_ke_and_kd_of_the_selected_world_only():
     env.reset(options={"reset_mask": np.array([True, False, False])})
     after = env.model.joint_target_ke.numpy().reshape(3, -1)
     assert after[1:].tobytes() == before[1:].tobytes() and not np.array_equal(after[0], before[0])
+
+
+def test_observation_noise_per_entry():
+    std = (0.0, 0.2, 0.0, 0.0)  # noise on the cart velocity only
+    noisy = make(CARTPOLE, 8, seed=2, obs_noise_std=std, autoreset_mode="Disabled", pole_angle_limit=3.5)
+    clean = make(CARTPOLE, 8, seed=2, autoreset_mode="Disabled", pole_angle_limit=3.5)
+    diffs = np.stack([(noisy.step(a)[0] - clean.step(a)[0]).numpy() for a in random_actions(noisy, 30)])
+    assert (diffs[..., [0, 2, 3]] == 0).all()
+    assert diffs[..., 1].std() == pytest.approx(0.2, rel=0.15)
+    with pytest.raises(ValueError, match="obs_noise_std: expected one value or 4"):
+        make(CARTPOLE, 1, obs_noise_std=(0.1, 0.1))
+    with pytest.raises(ValueError, match="obs_noise_std"):
+        make(CARTPOLE, 1, obs_noise_std=(0.1, -0.1, 0.0, 0.0))
