@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import warp as wp
 from steel_envs.envs.ant import HINGE_NAMES, ROOT_COORDS, ROOT_DOFS, AntScene, AntSceneConfig
+from steel_envs.tasks.locomotion import healthy_z_terminations
 
 from steel_envs.single_env import single_world
 
@@ -81,25 +82,6 @@ def _observe(
             for j in range(6):
                 obs[w, k] = wp.clamp(f[j], -wrench_clip, wrench_clip)
                 k += 1
-
-
-@wp.kernel(enable_backward=False)
-def _terminations(
-    coord_world_start: wp.array[wp.int32],
-    joint_q: wp.array[wp.float32],
-    z_min: wp.float32,
-    z_max: wp.float32,
-    terminate_when_unhealthy: wp.bool,
-    healthy: wp.array[wp.bool],
-    terminated: wp.array[wp.bool],
-    truncated: wp.array[wp.bool],
-):
-    w = wp.tid()
-    z = joint_q[coord_world_start[w] + 2]
-    ok = z >= z_min and z <= z_max
-    healthy[w] = ok
-    terminated[w] = terminate_when_unhealthy and not ok
-    truncated[w] = False
 
 
 @wp.kernel(enable_backward=False)
@@ -240,12 +222,13 @@ class AntRunEnv(AntScene):
     def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
         c = self.config
         self.launch_per_world(
-            _terminations,
+            healthy_z_terminations,
             inputs=[
                 self.model.joint_coord_world_start,
                 self.state_0.joint_q,
                 float(c.healthy_z_min),
                 float(c.healthy_z_max),
+                True,
                 bool(c.terminate_when_unhealthy),
             ],
             outputs=[self._healthy, terminated, truncated],
