@@ -10,7 +10,7 @@ Peers, each on the same cores in the same run:
   env time / bare time - 1, and a step's env overhead is env time - bare time;
 - ``featherstone``: the same Newton model stepped by ``SolverFeatherstone`` with the same dt and substeps;
 - ``sharded-K``: the same ID split over K CPU processes (``--shards K``, :class:`steel_envs.ShardedVectorEnv`);
-- ``gymnasium-sync`` / ``gymnasium-async``: Gymnasium's MuJoCo ``Ant-v5`` (MuJoCo's C engine),
+- ``gymnasium-sync`` / ``gymnasium-async``: Gymnasium's MuJoCo ``Ant-v5`` / ``Humanoid-v5`` (MuJoCo's C engine),
   ``SyncVectorEnv`` with 8 envs and ``AsyncVectorEnv`` with one env per core, random actions (extra ``bench``;
   skipped with a message when ``mujoco`` is not installed).
 
@@ -34,7 +34,7 @@ import warp as wp
 
 __all__ = ["BenchRow", "bench", "main"]
 
-_MUJOCO_PEERS = {"steel_envs/AntRun-v0": "Ant-v5"}
+_MUJOCO_PEERS = {"steel_envs/AntRun-v0": "Ant-v5", "steel_envs/HumanoidRun-v0": "Humanoid-v5"}
 
 
 @dataclass
