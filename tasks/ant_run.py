@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import warp as wp
 from steel_envs.envs.ant import HINGE_NAMES, ROOT_COORDS, ROOT_DOFS, AntScene, AntSceneConfig
-from steel_envs.tasks.locomotion import healthy_z_terminations
+from steel_envs.tasks.locomotion import action_sq_norm, healthy_z_terminations, world_wrench_sq_norm
 
 from steel_envs.single_env import single_world
 
@@ -103,15 +103,8 @@ def _rewards(
     w = wp.tid()
     x_after = wp.transform_get_translation(body_q[body_world_start[w]])[0]
     x_velocity = (x_after - x_before[w]) / control_dt
-    ctrl = float(0.0)
-    for j in range(actions.shape[1]):
-        ctrl += actions[w, j] * actions[w, j]
-    contact = float(0.0)
-    for b in range(body_world_start[w], body_world_start[w + 1]):
-        f = body_wrench[b]
-        for j in range(6):
-            c = wp.clamp(f[j], -wrench_clip, wrench_clip)
-            contact += c * c
+    ctrl = action_sq_norm(actions, w)
+    contact = world_wrench_sq_norm(body_world_start, body_wrench, w, wrench_clip)
     reward_terms[0, w] = forward_reward_weight * x_velocity
     reward_terms[1, w] = -ctrl_cost_weight * ctrl
     reward_terms[2, w] = -contact_cost_weight * contact

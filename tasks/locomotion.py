@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warp as wp
 
-__all__ = ["healthy_z_terminations"]
+__all__ = ["action_sq_norm", "healthy_z_terminations", "world_wrench_sq_norm"]
 
 
 @wp.kernel(enable_backward=False)
@@ -29,3 +29,27 @@ def healthy_z_terminations(
     healthy[w] = ok
     terminated[w] = terminate_when_unhealthy and not ok
     truncated[w] = False
+
+
+@wp.func
+def action_sq_norm(actions: wp.array2d[wp.float32], w: int):
+    """``sum(a**2)`` of world ``w``'s actions: the control cost of Gymnasium's locomotion tasks."""
+    total = float(0.0)
+    for j in range(actions.shape[1]):
+        total += actions[w, j] * actions[w, j]
+    return total
+
+
+@wp.func
+def world_wrench_sq_norm(
+    body_world_start: wp.array[wp.int32], wrench: wp.array[wp.spatial_vector], w: int, clip: float
+):
+    """``sum(clip(wrench, -clip, clip)**2)`` over the bodies of world ``w``: the contact cost of Gymnasium's
+    locomotion tasks (``cfrc_ext``); ``clip = inf`` leaves the wrench as it is."""
+    total = float(0.0)
+    for b in range(body_world_start[w], body_world_start[w + 1]):
+        f = wrench[b]
+        for j in range(6):
+            c = wp.clamp(f[j], -clip, clip)
+            total += c * c
+    return total
