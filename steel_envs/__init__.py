@@ -1,4 +1,4 @@
-"""steel-envs: vectorized Gymnasium environments on NVIDIA Newton's SolverSteel, zero-copy to torch.
+"""steel-envs: vectorized Gymnasium environments on NVIDIA Newton's SolverSteel and SolverVBD, zero-copy to torch.
 
 ``import steel_envs`` registers the IDs (``steel_envs.ENV_IDS``) with Gymnasium::
 
@@ -16,8 +16,9 @@ import gymnasium as gym
 
 from .sharded import ShardedVectorEnv
 from .single_env import SteelSingleEnv
-from .solver_options import SteelSolverOptions
+from .solver_options import SteelSolverOptions, VBDSolverOptions
 from .tasks import ENV_IDS, register_envs
+from .vbd_env import VBDVectorEnv
 from .vector_env import InitialStateSpec, SteelVectorEnv, TaskConfig
 
 __all__ = [
@@ -28,6 +29,8 @@ __all__ = [
     "SteelSolverOptions",
     "SteelVectorEnv",
     "TaskConfig",
+    "VBDSolverOptions",
+    "VBDVectorEnv",
     "evaluate",
     "make",
     "make_vec",

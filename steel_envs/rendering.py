@@ -96,6 +96,8 @@ class Renderer:
             device=model.device,
         )
         model.bvh_refit_shapes(env.state_0)
+        if model.particle_count:  # cloth and soft-body surfaces (SolverVBD scenes)
+            model.bvh_refit_particles(env.state_0)
         self.sensor.update(env.state_0, self.transforms, self.rays, color_image=color, depth_image=depth)
 
     def frames(self) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Typed constructor options of :class:`newton.solvers.SolverSteel`.
+"""Typed constructor options of :class:`newton.solvers.SolverSteel` and :class:`newton.solvers.SolverVBD`.
 
 Every keyword of ``SolverSteel.__init__`` in newton 1.8.0 is a field here with Newton's default, so a
 scene states only what it changes and a user overrides any of them with ``solver_options={...}``.
@@ -10,6 +10,7 @@ installed solver's signature.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import types
 import typing
@@ -20,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 import warp as wp
 
-__all__ = ["SteelSolverOptions"]
+__all__ = ["SteelSolverOptions", "VBDSolverOptions"]
 
 
 @dataclass(kw_only=True)
@@ -215,6 +216,8 @@ def _check_option(name: str, hint: Any, value: Any) -> Any:
     if hint is float:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise ValueError(f"solver_options[{name!r}]: expected a number, got {value!r}")
+        if isinstance(value, (int, np.integer)) and float(value) != value:
+            raise ValueError(f"solver_options[{name!r}]: expected a number a float holds exactly, got {value!r}")
         value = float(value)
         if (
             math.isnan(value)
@@ -232,3 +235,93 @@ def _check_option(name: str, hint: Any, value: Any) -> Any:
     if isinstance(hint, type) and not isinstance(value, hint):
         raise ValueError(f"solver_options[{name!r}]: expected a {hint.__name__}, got {value!r}")
     return value
+
+
+# The env owns the collision pipeline and passes its contacts to ``step``; a solver-owned pipeline changes that
+# contract, so it is not an option.
+_VBD_NOT_OPTIONS = frozenset({"self", "model", "collision_pipeline"})
+_SCALARS = {"bool": bool, "int": int, "float": float}
+
+
+def _vbd_parameters() -> dict[str, inspect.Parameter]:
+    from newton.solvers import SolverVBD
+
+    params = inspect.signature(SolverVBD.__init__).parameters
+    return {name: p for name, p in params.items() if name not in _VBD_NOT_OPTIONS and p.kind == p.KEYWORD_ONLY}
+
+
+class VBDSolverOptions(Mapping[str, Any]):
+    """Keyword arguments of ``SolverVBD.__init__`` that a scene or a user sets; every other keyword keeps the
+    installed Newton's default (read from its signature, so the set follows Newton).
+
+    Option names are checked against the installed signature; values against their annotated type (bool, int
+    in int32, finite float32 number; ``None`` where the annotation allows it); other types (mappings, enums) go
+    to the solver unchecked, which validates them. Read a value, explicit or default, as an attribute:
+    ``options.particle_enable_self_contact``. The meaning of each option is SolverVBD's reference page.
+
+    Raises:
+        ValueError: On an unknown option name or a value of the wrong type; the message names the option.
+    """
+
+    def __init__(self, **options: Any) -> None:
+        self._options = _check_vbd_options(options)
+
+    def replace(self, overrides: Mapping[str, Any] | None) -> VBDSolverOptions:
+        """A copy with ``overrides`` (validated) on top; None or {} returns an equal copy.
+
+        Raises:
+            ValueError: As the constructor; also when ``overrides`` is not a mapping.
+        """
+        if overrides is None:
+            overrides = {}
+        if not isinstance(overrides, Mapping):
+            raise ValueError(f"solver_options: expected a dict of SolverVBD keywords, got {type(overrides).__name__}")
+        return VBDSolverOptions(**{**self._options, **overrides})
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """The explicit options as keyword arguments of ``SolverVBD.__init__``."""
+        return dict(self._options)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in self._options:
+            return self._options[name]
+        params = _vbd_parameters()
+        if name not in params:
+            raise AttributeError(f"SolverVBD has no option {name!r}")
+        return params[name].default
+
+    def __getitem__(self, name: str) -> Any:
+        return self._options[name]
+
+    def __iter__(self):
+        return iter(self._options)
+
+    def __len__(self) -> int:
+        return len(self._options)
+
+    def __repr__(self) -> str:
+        return f"VBDSolverOptions({', '.join(f'{k}={v!r}' for k, v in self._options.items())})"
+
+
+def _check_vbd_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    params = _vbd_parameters()
+    unknown = sorted(set(options) - set(params))
+    if unknown:
+        raise ValueError(
+            f"solver_options: unknown SolverVBD option(s) {unknown}; the options are the keywords of "
+            f"SolverVBD.__init__ except {sorted(_VBD_NOT_OPTIONS - {'self'})}: {sorted(params)}"
+        )
+    checked = {}
+    for name, value in options.items():
+        annotation = params[name].annotation
+        parts = [a.strip() for a in str(annotation).split("|")] if isinstance(annotation, str) else []
+        scalar = next((_SCALARS[a] for a in parts if a in _SCALARS), None)
+        if value is None and "None" in parts:
+            checked[name] = None
+        elif scalar is not None:
+            checked[name] = _check_option(name, scalar, value)
+        else:
+            checked[name] = value
+    return checked

@@ -3,7 +3,8 @@
 A concrete environment is a scene (``steel_envs.envs``: model, solver options, actuation, initial
 state) plus a task (``steel_envs.tasks``: observations, rewards, terminations, typed config). This module
 knows neither; it owns the contract of ``shared/DESIGN.md``: spaces, the order of a step, autoreset,
-episode statistics, the constraint-overflow term and the torch views.
+episode statistics, the constraint-overflow term and the torch views. The solver-specific parts are the
+"solver hooks" below; ``steel_envs.vbd_env.VBDVectorEnv`` overrides them for SolverVBD scenes.
 """
 
 from __future__ import annotations
@@ -301,6 +302,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self.solver_options = defaults.replace(solver_options)
         self.closed = False
 
+        self.task_info: dict[str, torch.Tensor] = {}
+        """Task entries of ``info`` (e.g. ``success``), views set by ``_setup_task``."""
         with wp.ScopedDevice(self._wp_device):
             self._build_simulation()
             self._allocate_buffers()
@@ -398,15 +401,17 @@ class SteelVectorEnv(gym.vector.VectorEnv):
 
     def _build_simulation(self) -> None:
         world = newton.ModelBuilder()
-        SolverSteel.register_custom_attributes(world)
+        self._register_attributes(world)
         self.build_world(world)
         builder = newton.ModelBuilder()
-        SolverSteel.register_custom_attributes(builder)
+        self._register_attributes(builder)
         builder.replicate(world, self.num_envs)
         if self.add_ground_plane:
             builder.add_ground_plane()
+        self._finalize_builder(builder)
         self.model = builder.finalize(device=self._wp_device)
         model = self.model
+        self._configure_model(model)
         if model.joint_coord_count % self.num_envs or model.joint_dof_count % self.num_envs:
             raise RuntimeError(f"{type(self).__name__}: scenes must not add global joints")
         if self.config.push_interval > 0.0 and self.config.push_velocity > 0.0:
@@ -417,13 +422,15 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self.dofs_per_world = model.joint_dof_count // self.num_envs
         self.bodies_per_world = model.body_count // self.num_envs
 
-        self.solver = SolverSteel(model, **self.solver_options.as_kwargs())
+        # Pipeline and contacts before the solver: the construction order SolverVBD's page recommends.
         if self.enable_collisions:
-            self.collision_pipeline = newton.CollisionPipeline(model)
+            self.collision_pipeline = self._make_collision_pipeline()
             self.contacts = self.collision_pipeline.contacts()
         else:
             self.collision_pipeline = None
             self.contacts = None
+        self.solver = self._make_solver()
+        self._overflow_flags = self._make_overflow_flags()
         self.observables = (
             self.solver.observables(self.requested_observables, contacts=self.contacts)
             if self.requested_observables
@@ -444,6 +451,110 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             raise RuntimeError(f"{type(self).__name__}.initial_state: qd arrays need {self.dofs_per_world} entries")
         self._init_kinds = (_NOISE_KINDS[spec.q_noise_kind], _NOISE_KINDS[spec.qd_noise_kind])
         self._init_quat_coord = int(spec.quat_coord)
+
+    # ------------------------------------------------------------------ solver hooks
+    # SolverSteel's; a scene on another Newton solver (``steel_envs.vbd_env.VBDVectorEnv``) overrides them.
+
+    def _register_attributes(self, builder: newton.ModelBuilder) -> None:
+        """Register the solver's custom attributes on a builder before the scene is added."""
+        SolverSteel.register_custom_attributes(builder)
+
+    def _finalize_builder(self, builder: newton.ModelBuilder) -> None:
+        """Last edits of the replicated builder before ``finalize`` (e.g. the coloring VBD needs)."""
+
+    def _configure_model(self, model: newton.Model) -> None:
+        """Model-level settings after ``finalize``, before the solver is built."""
+
+    def _make_collision_pipeline(self) -> newton.CollisionPipeline:
+        """The collision pipeline run before each physics step (``enable_collisions``)."""
+        return newton.CollisionPipeline(self.model)
+
+    def _make_solver(self) -> newton.solvers.SolverBase:
+        """The solver, from ``self.solver_options``."""
+        return SolverSteel(self.model, **self.solver_options.as_kwargs())
+
+    def _make_overflow_flags(self) -> wp.array:
+        """The per-world capacity-loss flags, bool (world_count + 1,), the final entry global (it ends every
+        world): SolverSteel's ``constraint_overflow``, which the solver sets during each step."""
+        return self.solver.constraint_overflow
+
+    def _before_substep(self, state: newton.State) -> None:
+        """Launches before each physics step, on its input state (graph-capturable; e.g. kinematic particles)."""
+
+    def _after_substep(self, state: newton.State) -> None:
+        """Launches after each physics step, on its output state (graph-capturable; e.g. capacity checks)."""
+
+    def _find_nonfinite(self) -> None:
+        """Write ``self._nonfinite`` (num_envs,) bool: the worlds whose state holds a NaN or an infinity."""
+        self.launch_per_world(
+            kernels.find_nonfinite_worlds,
+            inputs=[
+                self.model.joint_coord_world_start,
+                self.model.joint_dof_world_start,
+                self.state_0.joint_q,
+                self.state_0.joint_qd,
+            ],
+            outputs=[self._nonfinite],
+        )
+
+    def _reset_physics_state(self, world_mask: wp.array) -> None:
+        """Write the initial joint state of the selected worlds (with reset noise), their body poses by forward
+        kinematics, and clear their solver history (``solver.reset``)."""
+        self._reset_joints(world_mask)
+        self.solver.reset(self.state_0, world_mask=world_mask)
+
+    def _reset_joints(self, world_mask: wp.array) -> None:
+        """Draw the initial joint state of the selected worlds (``initial_state`` with its noise) into
+        ``state_0.joint_q`` / ``joint_qd`` and write their articulations' body poses by forward kinematics."""
+        model = self.model
+        self.launch_per_world(
+            kernels.reset_joint_state,
+            inputs=[
+                world_mask,
+                model.joint_coord_world_start,
+                model.joint_dof_world_start,
+                self._init_q,
+                self._init_qd,
+                self._init_q_noise,
+                self._init_qd_noise,
+                self._init_kinds[0],
+                self._init_kinds[1],
+                self._init_quat_coord,
+            ],
+            outputs=[self._rng_state, self.state_0.joint_q, self.state_0.joint_qd],
+        )
+        if model.articulation_count:
+            wp.launch(
+                kernels.world_mask_to_articulation_mask,
+                model.articulation_count,
+                inputs=[world_mask, model.articulation_world, self.num_envs],
+                outputs=[self._articulation_mask],
+                device=self._wp_device,
+            )
+            newton.eval_fk(
+                model, self.state_0.joint_q, self.state_0.joint_qd, self.state_0, mask=self._articulation_mask
+            )
+
+    def _notify_model_changed(self, flags: int, world_mask: wp.array | None) -> None:
+        """Tell the solver which model properties changed, in the selected worlds (None: all)."""
+        self.solver.notify_model_changed(flags, world_mask=world_mask)
+
+    def _overflow_advice(self) -> str:
+        """What the one-time overflow warning says was lost and which capacity to raise."""
+        o = self.solver_options
+        if o.articulated_contact_response == "propagation":
+            capacity = f"propagation_constraint_max (now {o.propagation_constraint_max}, None = sum of the others)"
+        else:
+            capacity = (
+                f"articulation_constraint_max (now {o.articulation_constraint_max}) or free_body_constraint_max "
+                f"(now {o.free_body_constraint_max})"
+            )
+        return (
+            f"SolverSteel dropped constraint rows or contacts in some worlds. Raise {capacity} with "
+            f"solver_options={{...}}; row_watermark=True and solver.constraint_row_watermarks() measure the need."
+        )
+
+    # ------------------------------------------------------------------ buffers
 
     def _allocate_buffers(self) -> None:
         n, t = self.num_envs, len(self.reward_terms)
@@ -538,6 +649,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             "nonfinite_action": self._nonfinite_action_t,
             "episode": self._episode_views,
             "_episode": self._done_t,
+            **self.task_info,
         }
         if self.autoreset_mode == AutoresetMode.SAME_STEP:
             info["final_obs"] = self._final_obs_t
@@ -676,8 +788,9 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             (num_envs,) float32, terminated / truncated (num_envs,) bool, all views of the env's buffers.
             ``info`` holds ``reward_<term>`` (num_envs,) float32; ``constraint_overflow``,
             ``nonfinite_state`` and ``nonfinite_action`` (num_envs,) bool; ``episode`` (``r``, ``l``,
-            ``reward_<term>`` sums, ``constraint_overflow``) with mask ``_episode``; and in SAME_STEP mode
-            ``final_obs`` with mask ``_final_obs``.
+            ``reward_<term>`` sums, ``constraint_overflow``) with mask ``_episode``; in SAME_STEP mode
+            ``final_obs`` with mask ``_final_obs``; and the task's entries (``task_info``, e.g. ``success``
+            (num_envs,) bool).
 
         Raises:
             TypeError: If ``actions`` is neither a torch tensor nor a numpy array.
@@ -734,20 +847,11 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             self._reset_worlds(self._next_step_mask)
         self._post_physics()
         self._compute_terminations(self._terminated, self._truncated)
-        self.launch_per_world(
-            kernels.find_nonfinite_worlds,
-            inputs=[
-                self.model.joint_coord_world_start,
-                self.model.joint_dof_world_start,
-                self.state_0.joint_q,
-                self.state_0.joint_qd,
-            ],
-            outputs=[self._nonfinite],
-        )
+        self._find_nonfinite()
         self.launch_per_world(
             kernels.finalize_dones,
             inputs=[
-                self.solver.constraint_overflow,
+                self._overflow_flags,
                 self._nonfinite,
                 skip,
                 self.num_envs,
@@ -902,7 +1006,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             )
             flags |= newton.ModelFlags.JOINT_DOF_FORCE_PROPERTIES
         if flags:
-            self.solver.notify_model_changed(flags, world_mask=world_mask)
+            self._notify_model_changed(flags, world_mask)
 
     def close_extras(self, **kwargs: Any) -> None:
         """Release the CUDA graph and drop the references to Newton objects."""
@@ -924,11 +1028,13 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         """``decimation`` physics steps; the result is always in ``state_0`` (graph-capturable)."""
         state_in, state_out = self.state_0, self.state_1
         for _ in range(self.decimation):
+            self._before_substep(state_in)
             if self.collision_pipeline is not None:
                 self.collision_pipeline.collide(state_in, self.contacts)
             self.solver.step(
                 state_in, state_out, self.control, self.contacts, self.physics_dt, observables=self.observables
             )
+            self._after_substep(state_out)
             state_in, state_out = state_out, state_in
         if state_in is not self.state_0:
             self.state_0.assign(state_in)
@@ -936,31 +1042,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
     def _reset_worlds(self, world_mask: wp.array) -> None:
         """Write initial states of the worlds in ``world_mask`` (num_envs + 1,) and clear their history."""
         model = self.model
-        self.launch_per_world(
-            kernels.reset_joint_state,
-            inputs=[
-                world_mask,
-                model.joint_coord_world_start,
-                model.joint_dof_world_start,
-                self._init_q,
-                self._init_qd,
-                self._init_q_noise,
-                self._init_qd_noise,
-                self._init_kinds[0],
-                self._init_kinds[1],
-                self._init_quat_coord,
-            ],
-            outputs=[self._rng_state, self.state_0.joint_q, self.state_0.joint_qd],
-        )
-        wp.launch(
-            kernels.world_mask_to_articulation_mask,
-            model.articulation_count,
-            inputs=[world_mask, model.articulation_world, self.num_envs],
-            outputs=[self._articulation_mask],
-            device=self._wp_device,
-        )
-        newton.eval_fk(model, self.state_0.joint_q, self.state_0.joint_qd, self.state_0, mask=self._articulation_mask)
-        self.solver.reset(self.state_0, world_mask=world_mask)
+        self._reset_physics_state(world_mask)
         self.launch_per_world(
             kernels.reset_episode_statistics,
             inputs=[world_mask, len(self.reward_terms)],
@@ -1069,19 +1151,9 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         if int(self._overflow_seen_t[0]) == 0:
             return
         self._overflow_warned = True
-        o = self.solver_options
-        if o.articulated_contact_response == "propagation":
-            capacity = f"propagation_constraint_max (now {o.propagation_constraint_max}, None = sum of the others)"
-        else:
-            capacity = (
-                f"articulation_constraint_max (now {o.articulation_constraint_max}) or free_body_constraint_max "
-                f"(now {o.free_body_constraint_max})"
-            )
         warnings.warn(
-            f"{type(self).__name__}: SolverSteel dropped constraint rows or contacts in some worlds; their episodes "
-            f"were ended and reported in info['constraint_overflow']. Raise {capacity} with "
-            f"solver_options={{...}}; row_watermark=True and solver.constraint_row_watermarks() measure the need. "
-            f"This warning is shown once.",
+            f"{type(self).__name__}: {self._overflow_advice()} Their episodes were ended and reported in "
+            f"info['constraint_overflow']. This warning is shown once.",
             RuntimeWarning,
             stacklevel=3,
         )

@@ -32,6 +32,8 @@ _TASKS: dict[str, tuple[str, str, str, int]] = {
         "QuadrupedVelocitySingleEnv",
         1000,
     ),
+    "steel_envs/ClothFold-v0": ("steel_envs.tasks.cloth_fold", "ClothFoldEnv", "ClothFoldSingleEnv", 100),
+    "steel_envs/SoftPush-v0": ("steel_envs.tasks.soft_push", "SoftPushEnv", "SoftPushSingleEnv", 200),
 }
 
 ENV_IDS: tuple[str, ...] = tuple(_TASKS)

@@ -185,6 +185,7 @@ class PushCubeEnv(PushScene):
     def _setup_task(self) -> None:
         self._goals = wp.zeros((self.num_envs, 2), dtype=wp.float32)
         self._success = wp.zeros(self.num_envs, dtype=wp.bool)
+        self.task_info = {"success": wp.to_torch(self._success)}
 
     def _reset_task(self, world_mask: wp.array) -> None:
         self.launch_per_world(

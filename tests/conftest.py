@@ -21,18 +21,22 @@ def make(env_id: str, num_envs: int, **kwargs) -> steel_envs.SteelVectorEnv:
 
 
 def world_state(env: steel_envs.SteelVectorEnv, w: int) -> dict[str, np.ndarray]:
-    """Every simulation array of world ``w`` (joint and body state), copied to numpy."""
+    """Every simulation array of world ``w`` (joint, body and particle state), copied to numpy."""
     m = env.model
-    q = slice(*m.joint_coord_world_start.numpy()[w : w + 2])
-    qd = slice(*m.joint_dof_world_start.numpy()[w : w + 2])
-    b = slice(*m.body_world_start.numpy()[w : w + 2])
-    s = env.state_0
-    return {
-        "joint_q": s.joint_q.numpy()[q].copy(),
-        "joint_qd": s.joint_qd.numpy()[qd].copy(),
-        "body_q": s.body_q.numpy()[b].copy(),
-        "body_qd": s.body_qd.numpy()[b].copy(),
+    starts = {
+        "joint_q": m.joint_coord_world_start,
+        "joint_qd": m.joint_dof_world_start,
+        "body_q": m.body_world_start,
+        "body_qd": m.body_world_start,
+        "particle_q": m.particle_world_start,
+        "particle_qd": m.particle_world_start,
     }
+    state = {}
+    for name, start in starts.items():
+        array = getattr(env.state_0, name)
+        if array is not None:
+            state[name] = array.numpy()[slice(*start.numpy()[w : w + 2])].copy()
+    return state
 
 
 def assert_world_bit_identical(a: steel_envs.SteelVectorEnv, b: steel_envs.SteelVectorEnv, w: int) -> None:

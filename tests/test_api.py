@@ -23,6 +23,8 @@ OBS_DIMS = {
     "steel_envs/HumanoidRun-v0": 230,
     "steel_envs/QuadrupedVelocity-v0": 52,
     "steel_envs/PushCube-v0": 18,
+    "steel_envs/ClothFold-v0": 84,
+    "steel_envs/SoftPush-v0": 38,
 }
 ACT_DIMS = {
     CARTPOLE: 1,
@@ -31,6 +33,8 @@ ACT_DIMS = {
     "steel_envs/HumanoidRun-v0": 21,
     "steel_envs/QuadrupedVelocity-v0": 12,
     "steel_envs/PushCube-v0": 2,
+    "steel_envs/ClothFold-v0": 6,
+    "steel_envs/SoftPush-v0": 2,
 }
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import steel_envs
 
 
@@ -48,3 +50,10 @@ def test_bad_arguments_give_a_one_line_error():
     assert r.returncode == 2 and "unknown environment 'steel_envs/Nope-v0'" in r.stderr
     r = _cli("rollout", "steel_envs/CartpoleBalance-v0", "--device", "tpu", "--steps", "3")
     assert r.returncode == 2 and "device: expected" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("env_id", ["steel_envs/ClothFold-v0", "steel_envs/SoftPush-v0"])
+def test_rollout_runs_the_solver_vbd_scenes(env_id):
+    r = _cli("rollout", env_id, "--num-envs", "2", "--steps", "3", "--device", "cpu", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert "env-steps/s" in r.stdout and "ended by constraint overflow" in r.stdout

@@ -17,14 +17,21 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import steel_envs
+from steel_envs.vbd_env import VBDVectorEnv
 
 
 def _fresh_world_like(env_id: str, state: dict[str, np.ndarray], **kwargs) -> steel_envs.SteelVectorEnv:
-    """A newly built single-world env whose world is set to ``state`` (joint state, then forward kinematics)."""
+    """A newly built single-world env whose world is set to ``state``: joint state, then forward kinematics; on
+    SolverVBD (maximal coordinates) body and particle state as they are."""
     fresh = make(env_id, 1, seed=12345, autoreset_mode="Disabled", **kwargs)
-    fresh.state_0.joint_q.assign(state["joint_q"])
-    fresh.state_0.joint_qd.assign(state["joint_qd"])
-    newton.eval_fk(fresh.model, fresh.state_0.joint_q, fresh.state_0.joint_qd, fresh.state_0)
+    if isinstance(fresh, VBDVectorEnv):
+        for name in ("body_q", "body_qd", "particle_q", "particle_qd"):
+            if name in state:
+                getattr(fresh.state_0, name).assign(state[name])
+    else:
+        fresh.state_0.joint_q.assign(state["joint_q"])
+        fresh.state_0.joint_qd.assign(state["joint_qd"])
+        newton.eval_fk(fresh.model, fresh.state_0.joint_q, fresh.state_0.joint_qd, fresh.state_0)
     fresh._observe()
     return fresh
 
@@ -40,6 +47,8 @@ _SHORT = {
         {"max_episode_steps": 20},
         {"max_tilt_cos": -2.0, "contact_force_threshold": 1e9},
     ),
+    "steel_envs/ClothFold-v0": ({"max_episode_steps": 8}, {}),
+    "steel_envs/SoftPush-v0": ({"max_episode_steps": 10}, {"success_radius": 1e-9}),
 }
 
 

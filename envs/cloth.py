@@ -1,0 +1,200 @@
+"""Cloth scene: a square cloth lying on the ground, two corners of one edge held by the agent, on SolverVBD.
+
+World layout: one ``add_cloth_grid`` of ``(cells + 1)^2`` particles, row-major from the (-x, -y) corner (particle
+``j * (cells + 1) + i`` sits at grid column ``i`` along x and row ``j`` along y), no joints and no bodies; the
+ground plane is shared. The two grasped corners are the ends of row 0, (0, 0) and (cells, 0); they are kinematic
+(``ParticleFlags.ACTIVE`` cleared, as Newton's pinned particles): before every physics step their positions are
+advanced by the commanded velocity and kept inside the workspace, and the cloth reacts to them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import newton
+import numpy as np
+import warp as wp
+
+from steel_envs.solver_options import VBDSolverOptions
+from steel_envs.vbd_env import VBDVectorEnv, no_joints
+from steel_envs.vector_env import InitialStateSpec, TaskConfig
+
+__all__ = ["ClothScene", "ClothSceneConfig"]
+
+
+@dataclass(kw_only=True)
+class ClothSceneConfig(TaskConfig):
+    """Scene fields of the cloth scene."""
+
+    cloth_cells: int = 16
+    """Cells per side of the square grid (even, so the fold line is a particle row); (cells + 1)^2 particles."""
+    cloth_size: float = 0.4
+    """Side length of the cloth [m]."""
+    cloth_mass: float = 0.1
+    """Total mass of the cloth [kg], spread evenly over the particles."""
+    max_corner_speed: float = 0.5
+    """Speed of a grasped corner at action 1 along an axis [m/s]."""
+    workspace_half_extent: float = 0.5
+    """Grasped corners are kept within |x|, |y| <= this [m]."""
+    workspace_height: float = 0.4
+    """Grasped corners are kept below this height [m] (and above the particle radius)."""
+    cloth_drop_height: float = 0.0
+    """The flat cloth starts this high above its resting height (the particle radius) [m]."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require_positive(
+            "cloth_size", "cloth_mass", "max_corner_speed", "workspace_half_extent", "workspace_height"
+        )
+        self.require_nonnegative("cloth_drop_height")
+        if not self.cloth_drop_height + PARTICLE_RADIUS < self.workspace_height:
+            raise ValueError(
+                f"cloth_drop_height: expected below workspace_height - {PARTICLE_RADIUS} m, "
+                f"got {self.cloth_drop_height!r}"
+            )
+        c = self.cloth_cells
+        if not float(c).is_integer() or not 4 <= c <= 64 or int(c) % 2:
+            raise ValueError(f"cloth_cells: expected an even int in [4, 64], got {c!r}")
+
+
+PARTICLE_RADIUS = 0.005
+"""Particle radius of the cloth [m]: its contact thickness against the ground."""
+
+
+@wp.kernel(enable_backward=False)
+def _move_corners(
+    actions: wp.array2d[wp.float32],
+    max_speed: wp.float32,
+    corners: wp.array[wp.int32],
+    particle_world_start: wp.array[wp.int32],
+    dt: wp.float32,
+    half_extent: wp.float32,
+    z_min: wp.float32,
+    z_max: wp.float32,
+    particle_q: wp.array[wp.vec3],
+    particle_qd: wp.array[wp.vec3],
+):
+    """Advance grasped corner ``k`` of world ``w`` by its commanded velocity for one physics step, clamped to the
+    workspace; its velocity becomes the displacement over ``dt``."""
+    w, k = wp.tid()
+    i = particle_world_start[w] + corners[k]
+    v = wp.vec3(actions[w, 3 * k], actions[w, 3 * k + 1], actions[w, 3 * k + 2]) * max_speed
+    p = particle_q[i]
+    target = p + v * dt
+    target = wp.vec3(
+        wp.clamp(target[0], -half_extent, half_extent),
+        wp.clamp(target[1], -half_extent, half_extent),
+        wp.clamp(target[2], z_min, z_max),
+    )
+    particle_q[i] = target
+    particle_qd[i] = (target - p) / dt
+
+
+class ClothScene(VBDVectorEnv):
+    """A square cloth on the ground on SolverVBD, two corners of its -y edge held by the agent.
+
+    Physics: dt 0.01 s, decimation 5 (control dt 0.05 s). Action: 6 values in [-1, 1], the x, y, z velocities of
+    the two grasped corners, times ``max_corner_speed`` [m/s].
+
+    Cloth material: membrane ``tri_ke = tri_ka = 1e3``, ``tri_kd = 1e-5``, bending ``edge_ke = 1e-3`` (a soft
+    towel that folds over under its weight); particle radius 5 mm; ground contact ``soft_contact_ke = 1e3`` N/m,
+    ``mu = 0.5``. Solver options that differ from Newton's defaults, each from the reference page's guidance:
+
+    - ``particle_enable_self_contact=True``: a fold lays the cloth on itself; without self-contact the moving
+      half passes through the resting half. Interaction distance ``particle_self_contact_margin`` 5 mm (the
+      particle radius), detection slack ``particle_self_contact_gap`` 5 mm (the docstring: 0.5-1x the margin).
+    - ``iterations=10``: Newton's default, kept (the folded cloth settles without visible jitter at dt 0.01 s).
+    - Contact buffers keep their defaults (32 vertex-triangle, 64 edge-edge candidates): a half fold stacks two
+      layers, and overflows are reported per world in ``info["constraint_overflow"]``.
+    """
+
+    config_cls = ClothSceneConfig
+    config: ClothSceneConfig
+    physics_dt = 0.01
+    decimation = 5
+    enable_collisions = True
+    add_ground_plane = True
+    action_dim = 6
+    camera_eye = (0.0, -0.7, 0.7)
+    camera_target = (0.0, 0.0, 0.0)
+    soft_contact_ke = 1.0e3
+    soft_contact_kd = 1.0e-2
+    soft_contact_mu = 0.5
+    soft_contact_gap = 0.005
+    solver_defaults = VBDSolverOptions(
+        rigid_compliant_alm=True,
+        iterations=10,
+        particle_enable_self_contact=True,
+        particle_self_contact_margin=PARTICLE_RADIUS,
+        particle_self_contact_gap=PARTICLE_RADIUS,
+    )
+
+    @property
+    def particles_per_world(self) -> int:
+        """(cells + 1)^2 particles per world."""
+        return (int(self.config.cloth_cells) + 1) ** 2
+
+    def grid_index(self, i: int, j: int) -> int:
+        """Index within a world of the particle at column ``i`` (along x) and row ``j`` (along y)."""
+        return j * (int(self.config.cloth_cells) + 1) + i
+
+    @property
+    def grasped_corners(self) -> tuple[int, int]:
+        """Particle indices within a world of the grasped corners, (0, 0) and (cells, 0)."""
+        n = int(self.config.cloth_cells)
+        return self.grid_index(0, 0), self.grid_index(n, 0)
+
+    def build_world(self, builder: newton.ModelBuilder) -> None:
+        """The cloth, flat, centred on the origin, ``cloth_drop_height`` above resting on the ground (particle
+        centres at the particle radius)."""
+        c = self.config
+        n = int(c.cloth_cells)
+        cell = float(c.cloth_size) / n
+        first = len(builder.particle_q)
+        builder.add_cloth_grid(
+            pos=wp.vec3(-0.5 * c.cloth_size, -0.5 * c.cloth_size, PARTICLE_RADIUS + c.cloth_drop_height),
+            rot=wp.quat_identity(),
+            vel=wp.vec3(0.0, 0.0, 0.0),
+            dim_x=n,
+            dim_y=n,
+            cell_x=cell,
+            cell_y=cell,
+            mass=float(c.cloth_mass) / (n + 1) ** 2,
+            tri_ke=1.0e3,
+            tri_ka=1.0e3,
+            tri_kd=1.0e-5,
+            edge_ke=1.0e-3,
+            edge_kd=0.0,
+            particle_radius=PARTICLE_RADIUS,
+        )
+        for k in self.grasped_corners:
+            builder.particle_flags[first + k] &= ~int(newton.ParticleFlags.ACTIVE)
+
+    def initial_state(self) -> InitialStateSpec:
+        """No joints: the cloth starts flat at the model's particle positions, at rest."""
+        return no_joints()
+
+    def _setup_scene(self) -> None:
+        self._corners = wp.array(np.asarray(self.grasped_corners, np.int32), dtype=wp.int32)
+
+    def _apply_actions(self) -> None:
+        """The corners move in :meth:`_before_substep`, from ``self._actions``."""
+
+    def _before_substep(self, state: newton.State) -> None:
+        c = self.config
+        wp.launch(
+            _move_corners,
+            (self.num_envs, 2),
+            inputs=[
+                self._actions,
+                float(c.max_corner_speed),
+                self._corners,
+                self.model.particle_world_start,
+                float(self.physics_dt),
+                float(c.workspace_half_extent),
+                PARTICLE_RADIUS,
+                float(c.workspace_height),
+            ],
+            outputs=[state.particle_q, state.particle_qd],
+            device=self._wp_device,
+        )

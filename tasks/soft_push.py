@@ -1,0 +1,324 @@
+"""``steel_envs/SoftPush-v0``: push a volumetric soft block to a goal with an AVBD rigid pusher, on SolverVBD."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import warp as wp
+from steel_envs.envs.soft import SoftScene, SoftSceneConfig
+
+from steel_envs.single_env import single_world
+
+__all__ = ["SoftPushConfig", "SoftPushEnv", "SoftPushSingleEnv", "green_strain_norm"]
+
+PUSHER_BODY = 1
+
+
+@dataclass(kw_only=True)
+class SoftPushConfig(SoftSceneConfig):
+    """Goal region, reward weights, the strain threshold and the success radius."""
+
+    goal_range: float = 0.3
+    """Goals are drawn at U(-r, r)^2 [m] at every reset."""
+    reach_weight: float = 1.0
+    """Weight of the pusher-to-block distance penalty [1/m]."""
+    push_weight: float = 5.0
+    """Weight of the block-to-goal distance penalty [1/m]."""
+    strain_weight: float = 10.0
+    """Weight of the excess-strain penalty."""
+    strain_threshold: float = 0.1
+    """Green-Lagrange strain norm of a tetrahedron above which it is penalized (1)."""
+    success_bonus: float = 10.0
+    """Reward of the step that brings the block within ``success_radius`` of the goal (which ends the episode)."""
+    success_radius: float = 0.05
+    """Distance [m] of the block's centre of mass to the goal that counts as success."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require_positive("goal_range", "success_radius")
+        self.require_nonnegative("reach_weight", "push_weight", "strain_weight", "strain_threshold")
+
+
+@wp.func
+def green_strain_norm(x0: wp.vec3, x1: wp.vec3, x2: wp.vec3, x3: wp.vec3, rest_inverse: wp.mat33) -> float:
+    """Frobenius norm of the Green-Lagrange strain ``E = (F^T F - I) / 2`` of a tetrahedron, with
+    ``F = [x1 - x0, x2 - x0, x3 - x0] Dm^-1`` and ``Dm^-1`` its rest inverse (``Model.tet_poses``)."""
+    ds = wp.matrix_from_cols(x1 - x0, x2 - x0, x3 - x0)
+    f = ds * rest_inverse
+    e = 0.5 * (wp.transpose(f) * f - wp.identity(n=3, dtype=float))
+    return wp.sqrt(wp.ddot(e, e))
+
+
+@wp.func
+def _block_com(particle_world_start: wp.array[wp.int32], particle_q: wp.array[wp.vec3], w: int) -> wp.vec3:
+    """Centre of mass of the block of world ``w`` (particles of equal mass in a regular grid: their mean)."""
+    start = particle_world_start[w]
+    count = particle_world_start[w + 1] - start
+    s = wp.vec3(0.0, 0.0, 0.0)
+    for i in range(count):
+        s += particle_q[start + i]
+    return s / float(count)
+
+
+@wp.func
+def _planar_distance(a: wp.vec3, x: float, y: float) -> float:
+    return wp.sqrt((a[0] - x) * (a[0] - x) + (a[1] - y) * (a[1] - y))
+
+
+@wp.kernel(enable_backward=False)
+def _draw_goals(
+    world_mask: wp.array[wp.bool],
+    r: wp.float32,
+    min_distance: wp.float32,
+    particle_world_start: wp.array[wp.int32],
+    particle_q: wp.array[wp.vec3],
+    rng_state: wp.array[wp.uint32],
+    goals: wp.array2d[wp.float32],
+):
+    """Draw the goal in U(-r, r)^2, redrawing (up to 16 times) while it is within ``min_distance`` of the block,
+    so an episode does not start solved."""
+    w = wp.tid()
+    if not world_mask[w]:
+        return
+    com = _block_com(particle_world_start, particle_q, w)
+    rng = rng_state[w]
+    for _ in range(16):
+        goals[w, 0] = r * (2.0 * wp.randf(rng) - 1.0)
+        goals[w, 1] = r * (2.0 * wp.randf(rng) - 1.0)
+        if _planar_distance(com, goals[w, 0], goals[w, 1]) > min_distance:
+            break
+    rng_state[w] = rng
+
+
+@wp.kernel(enable_backward=False)
+def _observe(
+    particle_world_start: wp.array[wp.int32],
+    particle_q: wp.array[wp.vec3],
+    particle_qd: wp.array[wp.vec3],
+    body_world_start: wp.array[wp.int32],
+    body_q: wp.array[wp.transform],
+    body_qd: wp.array[wp.spatial_vector],
+    corners: wp.array[wp.int32],
+    goals: wp.array2d[wp.float32],
+    obs: wp.array2d[wp.float32],
+):
+    w = wp.tid()
+    start = particle_world_start[w]
+    count = particle_world_start[w + 1] - start
+    com = _block_com(particle_world_start, particle_q, w)
+    v = wp.vec3(0.0, 0.0, 0.0)
+    for i in range(count):
+        v += particle_qd[start + i]
+    v = v / float(count)
+    b = body_world_start[w] + PUSHER_BODY
+    pusher = wp.transform_get_translation(body_q[b])
+    pusher_v = wp.spatial_top(body_qd[b])
+    obs[w, 0] = pusher[0]
+    obs[w, 1] = pusher[1]
+    obs[w, 2] = pusher_v[0]
+    obs[w, 3] = pusher_v[1]
+    for k in range(3):
+        obs[w, 4 + k] = com[k]
+        obs[w, 7 + k] = v[k]
+    obs[w, 10] = goals[w, 0]
+    obs[w, 11] = goals[w, 1]
+    obs[w, 12] = com[0] - goals[w, 0]
+    obs[w, 13] = com[1] - goals[w, 1]
+    for c in range(corners.shape[0]):
+        p = particle_q[start + corners[c]] - com
+        for k in range(3):
+            obs[w, 14 + 3 * c + k] = p[k]
+
+
+@wp.kernel(enable_backward=False)
+def _terminations(
+    particle_world_start: wp.array[wp.int32],
+    particle_q: wp.array[wp.vec3],
+    goals: wp.array2d[wp.float32],
+    radius: wp.float32,
+    success: wp.array[wp.bool],
+    terminated: wp.array[wp.bool],
+    truncated: wp.array[wp.bool],
+):
+    w = wp.tid()
+    com = _block_com(particle_world_start, particle_q, w)
+    done = _planar_distance(com, goals[w, 0], goals[w, 1]) < radius
+    success[w] = done
+    terminated[w] = done
+    truncated[w] = False
+
+
+@wp.kernel(enable_backward=False)
+def _rewards(
+    particle_world_start: wp.array[wp.int32],
+    particle_q: wp.array[wp.vec3],
+    body_world_start: wp.array[wp.int32],
+    body_q: wp.array[wp.transform],
+    tet_indices: wp.array2d[wp.int32],
+    tet_poses: wp.array[wp.mat33],
+    tets_per_world: wp.int32,
+    goals: wp.array2d[wp.float32],
+    success: wp.array[wp.bool],
+    reach_weight: wp.float32,
+    push_weight: wp.float32,
+    strain_weight: wp.float32,
+    strain_threshold: wp.float32,
+    success_bonus: wp.float32,
+    reward_terms: wp.array2d[wp.float32],
+):
+    w = wp.tid()
+    com = _block_com(particle_world_start, particle_q, w)
+    pusher = wp.transform_get_translation(body_q[body_world_start[w] + PUSHER_BODY])
+    reward_terms[0, w] = -reach_weight * _planar_distance(pusher, com[0], com[1])
+    reward_terms[1, w] = -push_weight * _planar_distance(com, goals[w, 0], goals[w, 1])
+    excess = float(0.0)
+    for t in range(w * tets_per_world, (w + 1) * tets_per_world):
+        e = green_strain_norm(
+            particle_q[tet_indices[t, 0]],
+            particle_q[tet_indices[t, 1]],
+            particle_q[tet_indices[t, 2]],
+            particle_q[tet_indices[t, 3]],
+            tet_poses[t],
+        )
+        excess += wp.max(e - strain_threshold, 0.0)
+    reward_terms[2, w] = -strain_weight * excess / float(tets_per_world)
+    bonus = float(0.0)
+    if success[w]:
+        bonus = success_bonus
+    reward_terms[3, w] = bonus
+
+
+class SoftPushEnv(SoftScene):
+    """Push a volumetric soft block to a goal on the ground with a rigid box pusher on a 2-DOF gantry (SolverVBD:
+    tetrahedral neo-Hookean block by VBD, pusher and gantry by AVBD, coupled through contact).
+
+    Chosen over a two-finger soft grasp: pushing needs one actuated body and no grasp heuristics, so the task
+    tests the coupled VBD / AVBD contact and the block's deformation, and stays cheap enough for Warp's CPU.
+
+    ## Action space
+    | index | action | min | max | unit |
+    |---|---|---|---|---|
+    | 0 | pusher x velocity, times ``max_pusher_speed`` (0.4 m/s) | -1 | 1 | 1 |
+    | 1 | pusher y velocity, times ``max_pusher_speed`` | -1 | 1 | 1 |
+
+    ## Observation space (38 values)
+    | index | observation | unit |
+    |---|---|---|
+    | 0-1 | pusher position x, y | m |
+    | 2-3 | pusher velocity x, y | m/s |
+    | 4-6 | block centre of mass | m |
+    | 7-9 | block mean velocity | m/s |
+    | 10-11 | goal x, y | m |
+    | 12-13 | block centre minus goal, x and y | m |
+    | 14-37 | the block's 8 corner particles relative to its centre of mass | m |
+
+    ## Rewards
+    - ``reward_reach = -reach_weight * |pusher_xy - com_xy|``;
+    - ``reward_push = -push_weight * |com_xy - goal|``;
+    - ``reward_strain = -strain_weight * mean_t max(0, |E_t|_F - strain_threshold)`` over the block's
+      tetrahedra, ``E = (F^T F - I) / 2`` the Green-Lagrange strain (penalizes crushing or tearing the block);
+    - ``reward_success = success_bonus`` on the step the centre of mass comes within ``success_radius`` (5 cm)
+      of the goal (``info["success"]``).
+
+    ## Starting state
+    Pusher at (-0.3, 0) m at rest; block resting on the ground, its centre at U(-0.05, 0.05)^2 m; goal at
+    U(-0.3, 0.3)^2 m, at least 3 success radii from the block.
+
+    ## Episode end
+    Terminated on success or a non-finite state; truncated after 200 steps (10 s) or on a contact-buffer
+    overflow (``info["constraint_overflow"]``).
+    """
+
+    config_cls = SoftPushConfig
+    config: SoftPushConfig
+    reward_terms = ("reach", "push", "strain", "success")
+    default_max_episode_steps = 200
+    observation_dim = 38
+    train_defaults: ClassVar[dict] = {"num_envs": 64, "num_steps_per_env": 32, "max_iterations": 300}
+    """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
+
+    @property
+    def block_corners(self) -> tuple[int, ...]:
+        """Particle indices within a world of the block's 8 corners (``add_soft_grid`` orders x fastest, then y,
+        then z)."""
+        n = int(self.config.block_cells) + 1
+        return tuple(k * n * n + j * n + i for k in (0, n - 1) for j in (0, n - 1) for i in (0, n - 1))
+
+    def _setup_task(self) -> None:
+        if self.model.tet_count % self.num_envs:
+            raise RuntimeError(f"{type(self).__name__}: scenes must not add global tetrahedra")
+        self._tets_per_world = self.model.tet_count // self.num_envs
+        self._corners = wp.array(np.asarray(self.block_corners, np.int32), dtype=wp.int32)
+        self._goals = wp.zeros((self.num_envs, 2), dtype=wp.float32)
+        self._success = wp.zeros(self.num_envs, dtype=wp.bool)
+        self.task_info = {"success": wp.to_torch(self._success)}
+
+    def _reset_task(self, world_mask: wp.array) -> None:
+        self.launch_per_world(
+            _draw_goals,
+            inputs=[
+                world_mask,
+                float(self.config.goal_range),
+                3.0 * float(self.config.success_radius),
+                self.model.particle_world_start,
+                self.state_0.particle_q,
+            ],
+            outputs=[self._rng_state, self._goals],
+        )
+
+    def _compute_observations(self, obs: wp.array) -> None:
+        m, s = self.model, self.state_0
+        self.launch_per_world(
+            _observe,
+            inputs=[
+                m.particle_world_start,
+                s.particle_q,
+                s.particle_qd,
+                m.body_world_start,
+                s.body_q,
+                s.body_qd,
+                self._corners,
+                self._goals,
+            ],
+            outputs=[obs],
+        )
+
+    def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
+        self.launch_per_world(
+            _terminations,
+            inputs=[
+                self.model.particle_world_start,
+                self.state_0.particle_q,
+                self._goals,
+                float(self.config.success_radius),
+            ],
+            outputs=[self._success, terminated, truncated],
+        )
+
+    def _compute_rewards(self, reward_terms: wp.array) -> None:
+        c, m = self.config, self.model
+        self.launch_per_world(
+            _rewards,
+            inputs=[
+                m.particle_world_start,
+                self.state_0.particle_q,
+                m.body_world_start,
+                self.state_0.body_q,
+                m.tet_indices,
+                m.tet_poses,
+                self._tets_per_world,
+                self._goals,
+                self._success,
+                float(c.reach_weight),
+                float(c.push_weight),
+                float(c.strain_weight),
+                float(c.strain_threshold),
+                float(c.success_bonus),
+            ],
+            outputs=[reward_terms],
+        )
+
+
+SoftPushSingleEnv = single_world(SoftPushEnv)
