@@ -15,6 +15,7 @@ import newton
 import numpy as np
 import warp as wp
 
+from steel_envs import kernels
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.vector_env import InitialStateSpec, SteelVectorEnv, TaskConfig
 
@@ -47,17 +48,6 @@ class PushSceneConfig(TaskConfig):
         self.require_positive("max_finger_speed", "drive_damping", "cube_spawn")
         if not float(self.clutter).is_integer() or not 0 <= self.clutter <= 16:
             raise ValueError(f"clutter: expected an int in [0, 16], got {self.clutter!r}")
-
-
-@wp.kernel(enable_backward=False)
-def _apply_velocities(
-    actions: wp.array2d[wp.float32],
-    max_speed: wp.float32,
-    dof_world_start: wp.array[wp.int32],
-    joint_target_qd: wp.array[wp.float32],
-):
-    w, j = wp.tid()
-    joint_target_qd[dof_world_start[w] + j] = actions[w, j] * max_speed
 
 
 class PushScene(SteelVectorEnv):
@@ -154,7 +144,7 @@ class PushScene(SteelVectorEnv):
 
     def _apply_actions(self) -> None:
         wp.launch(
-            _apply_velocities,
+            kernels.scaled_dof_targets,
             (self.num_envs, self.action_dim),
             inputs=[self._actions, float(self.config.max_finger_speed), self.model.joint_dof_world_start],
             outputs=[self.control.joint_target_qd],

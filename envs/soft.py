@@ -14,6 +14,7 @@ import newton
 import numpy as np
 import warp as wp
 
+from steel_envs import kernels
 from steel_envs.solver_options import VBDSolverOptions
 from steel_envs.vbd_env import VBDVectorEnv
 from steel_envs.vector_env import InitialStateSpec, TaskConfig
@@ -62,17 +63,6 @@ class SoftSceneConfig(TaskConfig):
         c = self.block_cells
         if not float(c).is_integer() or not 1 <= c <= 16:
             raise ValueError(f"block_cells: expected an int in [1, 16], got {c!r}")
-
-
-@wp.kernel(enable_backward=False)
-def _apply_velocities(
-    actions: wp.array2d[wp.float32],
-    max_speed: wp.float32,
-    dof_world_start: wp.array[wp.int32],
-    joint_target_qd: wp.array[wp.float32],
-):
-    w, j = wp.tid()
-    joint_target_qd[dof_world_start[w] + j] = actions[w, j] * max_speed
 
 
 @wp.kernel(enable_backward=False)
@@ -190,7 +180,7 @@ class SoftScene(VBDVectorEnv):
 
     def _apply_actions(self) -> None:
         wp.launch(
-            _apply_velocities,
+            kernels.scaled_dof_targets,
             (self.num_envs, self.action_dim),
             inputs=[self._actions, float(self.config.max_pusher_speed), self.model.joint_dof_world_start],
             outputs=[self.control.joint_target_qd],

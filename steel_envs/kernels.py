@@ -451,3 +451,16 @@ def scale_world_drive_gains(
     for i in range(dof_world_start[w], dof_world_start[w + 1]):
         ke[i] = nominal_ke[i] * world_scale[w]
         kd[i] = nominal_kd[i] * world_scale[w]
+
+
+@wp.kernel(enable_backward=False)
+def scaled_dof_targets(
+    actions: wp.array2d[wp.float32],
+    scale: wp.float32,
+    dof_world_start: wp.array[wp.int32],
+    targets: wp.array[wp.float32],
+):
+    """Write ``actions[w, j] * scale`` to the first ``action_dim`` DOF targets of world ``w`` (a 2-D launch over
+    (num_envs, action_dim)), e.g. velocity targets ``joint_target_qd`` [m/s] of a gantry."""
+    w, j = wp.tid()
+    targets[dof_world_start[w] + j] = actions[w, j] * scale

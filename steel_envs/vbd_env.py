@@ -53,52 +53,18 @@ def _clear_flags(flags: wp.array[wp.bool]):
 
 
 @wp.kernel(enable_backward=False)
-def _flag_per_body(
-    counts: wp.array[wp.int32],
-    capacity: wp.int32,
-    body_world: wp.array[wp.int32],
-    world_count: wp.int32,
-    flags: wp.array[wp.bool],
-):
-    """Flag the world of each body whose per-body contact list overflowed (count above capacity)."""
-    b = wp.tid()
-    if counts[b] > capacity:
-        w = body_world[b]
-        if w < 0:
-            w = world_count
-        flags[w] = True
-
-
-@wp.kernel(enable_backward=False)
-def _flag_per_vertex(
+def _flag_overflowed(
     counts: wp.array[wp.int32],
     capacities: wp.array[wp.int32],
-    particle_world: wp.array[wp.int32],
+    element_world: wp.array[wp.int32],
     world_count: wp.int32,
     flags: wp.array[wp.bool],
 ):
-    """Flag the world of each vertex whose self-contact candidates exceeded its buffer (they were dropped)."""
-    v = wp.tid()
-    if counts[v] > capacities[v]:
-        w = particle_world[v]
-        if w < 0:
-            w = world_count
-        flags[w] = True
-
-
-@wp.kernel(enable_backward=False)
-def _flag_per_edge(
-    counts: wp.array[wp.int32],
-    capacities: wp.array[wp.int32],
-    edge_indices: wp.array2d[wp.int32],
-    particle_world: wp.array[wp.int32],
-    world_count: wp.int32,
-    flags: wp.array[wp.bool],
-):
-    """Flag the world of each edge whose edge-edge candidates exceeded its buffer (its first vertex's world)."""
+    """Flag the world of each element (body, vertex, edge) whose contact count exceeded its buffer: the excess
+    contacts were dropped. Global elements (world -1) flag the final entry."""
     e = wp.tid()
     if counts[e] > capacities[e]:
-        w = particle_world[edge_indices[e, 2]]
+        w = element_world[e]
         if w < 0:
             w = world_count
         flags[w] = True
@@ -208,7 +174,35 @@ class VBDVectorEnv(SteelVectorEnv):
         return SolverVBD(self.model, **self.solver_options.as_kwargs())
 
     def _make_overflow_flags(self) -> wp.array:
-        return wp.zeros(self.num_envs + 1, dtype=wp.bool, device=self._wp_device)
+        model, solver, device = self.model, self.solver, self._wp_device
+        # (counts, capacities, world of each element) of every per-element contact buffer the solver keeps.
+        self._capacity_checks: list[tuple[wp.array, wp.array, wp.array]] = []
+        for counts, capacity in (
+            ("body_body_contact_counts", "body_body_contact_buffer_pre_alloc"),
+            ("body_particle_contact_counts", "body_particle_contact_buffer_pre_alloc"),
+        ):
+            if model.body_count and getattr(solver, capacity, 0):
+                capacities = wp.full(model.body_count, int(getattr(solver, capacity)), dtype=wp.int32, device=device)
+                self._capacity_checks.append((getattr(solver, counts), capacities, model.body_world))
+        if self.solver_options.particle_enable_self_contact:
+            info = solver.trimesh_collision_info
+            self._capacity_checks.append(
+                (
+                    info.vertex_colliding_triangles_count,
+                    info.vertex_colliding_triangles_buffer_sizes,
+                    model.particle_world,
+                )
+            )
+            if model.edge_count:  # an edge belongs to the world of its first vertex
+                edge_world = model.particle_world.numpy()[model.edge_indices.numpy()[:, 2]]
+                self._capacity_checks.append(
+                    (
+                        info.edge_colliding_edges_count,
+                        info.edge_colliding_edges_buffer_sizes,
+                        wp.array(edge_world, dtype=wp.int32, device=device),
+                    )
+                )
+        return wp.zeros(self.num_envs + 1, dtype=wp.bool, device=device)
 
     def _simulate(self) -> None:
         wp.launch(_clear_flags, self.num_envs + 1, outputs=[self._overflow_flags], device=self._wp_device)
@@ -217,62 +211,15 @@ class VBDVectorEnv(SteelVectorEnv):
         super()._simulate()
 
     def _after_substep(self, state: newton.State) -> None:
-        model, solver, flags, n = self.model, self.solver, self._overflow_flags, self.num_envs
-        device = self._wp_device
-        if model.body_count and getattr(solver, "body_body_contact_buffer_pre_alloc", 0):
+        flags, n, device = self._overflow_flags, self.num_envs, self._wp_device
+        for counts, capacities, element_world in self._capacity_checks:
             wp.launch(
-                _flag_per_body,
-                model.body_count,
-                inputs=[
-                    solver.body_body_contact_counts,
-                    solver.body_body_contact_buffer_pre_alloc,
-                    model.body_world,
-                    n,
-                ],
+                _flag_overflowed,
+                counts.shape[0],
+                inputs=[counts, capacities, element_world, n],
                 outputs=[flags],
                 device=device,
             )
-        if model.body_count and getattr(solver, "body_particle_contact_buffer_pre_alloc", 0):
-            wp.launch(
-                _flag_per_body,
-                model.body_count,
-                inputs=[
-                    solver.body_particle_contact_counts,
-                    solver.body_particle_contact_buffer_pre_alloc,
-                    model.body_world,
-                    n,
-                ],
-                outputs=[flags],
-                device=device,
-            )
-        if self.solver_options.particle_enable_self_contact:
-            info = solver.trimesh_collision_info
-            wp.launch(
-                _flag_per_vertex,
-                model.particle_count,
-                inputs=[
-                    info.vertex_colliding_triangles_count,
-                    info.vertex_colliding_triangles_buffer_sizes,
-                    model.particle_world,
-                    n,
-                ],
-                outputs=[flags],
-                device=device,
-            )
-            if model.edge_count:
-                wp.launch(
-                    _flag_per_edge,
-                    model.edge_count,
-                    inputs=[
-                        info.edge_colliding_edges_count,
-                        info.edge_colliding_edges_buffer_sizes,
-                        model.edge_indices,
-                        model.particle_world,
-                        n,
-                    ],
-                    outputs=[flags],
-                    device=device,
-                )
         c = self.contacts
         if c is not None:
             for count, capacity in (
