@@ -98,6 +98,9 @@ class SoftScene(VBDVectorEnv):
     - ``rigid_compliant_alm=True``: the page's recommended rigid path (the legacy one is deprecated).
     - ``particle_enable_self_contact`` stays off: a convex block pushed on the ground does not fold onto itself
       ("self-contact only where needed"), and it would cost a BVH query per vertex and edge every iteration.
+      Its interaction distance ``particle_self_contact_margin`` and ``particle_self_contact_gap`` are set to the
+      particle radius (5 mm) all the same: with Newton's default (0.2 m, wider than a 3 cm cell) turning
+      self-contact on would crush the block.
     - Buffers keep their defaults: the pusher meets one face of the block ((cells + 1)^2 = 25 particles at the
       default size, under ``rigid_body_particle_contact_buffer_size`` 256); overflows are reported per world.
     """
@@ -115,7 +118,14 @@ class SoftScene(VBDVectorEnv):
     soft_contact_kd = 1.0e-2
     soft_contact_mu = 0.5
     soft_contact_gap = 0.005
-    solver_defaults = VBDSolverOptions(rigid_compliant_alm=True, iterations=10)
+    solver_defaults = VBDSolverOptions(
+        rigid_compliant_alm=True,
+        iterations=10,
+        # Used only if a user turns self-contact on: Newton's default interaction distance (0.2 m) is wider than
+        # the block's 3 cm cells and would crush it; the particle radius is the block's contact thickness.
+        particle_self_contact_margin=PARTICLE_RADIUS,
+        particle_self_contact_gap=PARTICLE_RADIUS,
+    )
 
     @property
     def particles_per_world(self) -> int:

@@ -47,6 +47,11 @@ class SteelSingleEnv(gym.Env):
         self.action_space = self.vector_env.single_action_space
         self.render_mode = self.vector_env.render_mode
 
+    @property
+    def config(self) -> Any:
+        """The task's config (the underlying vector env's ``config``)."""
+        return self.vector_env.config
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         """Reset the world; ``seed`` reseeds it (same seed, same initial state).
 

@@ -34,6 +34,11 @@ class PushCubeConfig(PushSceneConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.require_positive("goal_range", "success_radius")
+        if not 3.0 * self.success_radius < self.goal_range:
+            raise ValueError(
+                f"success_radius: expected below goal_range / 3 = {self.goal_range / 3.0!r} (goals start 3 success "
+                f"radii away), got {self.success_radius!r}"
+            )
 
 
 @wp.func
@@ -166,8 +171,8 @@ class PushCubeEnv(PushScene):
     - ``reward_success = success_bonus`` on the step the cube comes within ``success_radius`` (5 cm) of the goal
 
     ## Starting state
-    Finger at (-0.5, 0) m; cubes at rest at U(-0.3, 0.3)^2 m; goal at U(-0.3, 0.3)^2 m, at least 3 success
-    radii from the cube.
+    Finger at (-0.5, 0) m; cubes at rest at U(-0.3, 0.3)^2 m; goal at U(-0.3, 0.3)^2 m, redrawn (up to 16 times)
+    while within 3 success radii of the cube.
 
     ## Episode end
     Terminated on success (``info["success"]``) or a non-finite state; truncated after 250 steps (10 s) or on a

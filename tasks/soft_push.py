@@ -38,6 +38,11 @@ class SoftPushConfig(SoftSceneConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.require_positive("goal_range", "success_radius")
+        if not 3.0 * self.success_radius < self.goal_range:
+            raise ValueError(
+                f"success_radius: expected below goal_range / 3 = {self.goal_range / 3.0!r} (goals start 3 success "
+                f"radii away), got {self.success_radius!r}"
+            )
         self.require_nonnegative("reach_weight", "push_weight", "strain_weight", "strain_threshold")
 
 
@@ -224,7 +229,7 @@ class SoftPushEnv(SoftScene):
 
     ## Starting state
     Pusher at (-0.3, 0) m at rest; block resting on the ground, its centre at U(-0.05, 0.05)^2 m; goal at
-    U(-0.3, 0.3)^2 m, at least 3 success radii from the block.
+    U(-0.3, 0.3)^2 m, redrawn (up to 16 times) while within 3 success radii of the block.
 
     ## Episode end
     Terminated on success or a non-finite state; truncated after 200 steps (10 s) or on a contact-buffer

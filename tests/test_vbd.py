@@ -253,6 +253,20 @@ def test_bad_cloth_arguments_raise_naming_them(kwargs, pattern):
         make(CLOTH, 1, **kwargs)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "pattern"),
+    [
+        ({"success_radius": 0.2}, "success_radius: expected below goal_range / 3"),
+        ({"block_poisson_ratio": 0.5}, r"block_poisson_ratio: expected a number in \(0, 0.5\)"),
+        ({"block_cells": 0}, r"block_cells: expected an int in \[1, 16\]"),
+        ({"randomize_friction_scale": (0.5, 2.0)}, "randomize_friction_scale: reset randomization is not supported"),
+    ],
+)
+def test_bad_soft_push_arguments_raise_naming_them(kwargs, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        make(SOFT, 1, **kwargs)
+
+
 def test_set_world_parameters_is_rejected_on_vbd_scenes():
     env = make(SOFT, 2)
     with pytest.raises(ValueError, match="set_world_parameters: not supported on SolverVBD scenes"):
