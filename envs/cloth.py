@@ -49,6 +49,19 @@ class ClothSceneConfig(TaskConfig):
             "cloth_size", "cloth_mass", "max_corner_speed", "workspace_half_extent", "workspace_height"
         )
         self.require_nonnegative("cloth_drop_height")
+        for name, low, high in (
+            ("cloth_size", 0.05, 2.0),
+            ("cloth_mass", 1e-3, 10.0),
+            ("max_corner_speed", 1e-3, 5.0),
+            ("workspace_half_extent", 0.025, 2.0),
+            ("workspace_height", 0.01, 2.0),
+        ):
+            self.require_range(name, low, high)
+        if not 0.5 * self.cloth_size <= self.workspace_half_extent:
+            raise ValueError(
+                f"cloth_size: expected at most 2 * workspace_half_extent = {2 * self.workspace_half_extent!r} (the "
+                f"held corners start inside the workspace), got {self.cloth_size!r}"
+            )
         if not self.cloth_drop_height + PARTICLE_RADIUS < self.workspace_height:
             raise ValueError(
                 f"cloth_drop_height: expected below workspace_height - {PARTICLE_RADIUS} m, "
@@ -82,6 +95,8 @@ def _move_corners(
     i = particle_world_start[w] + corners[k]
     v = wp.vec3(actions[w, 3 * k], actions[w, 3 * k + 1], actions[w, 3 * k + 2]) * max_speed
     p = particle_q[i]
+    if not (wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(p[2])):
+        return  # left as it is, so the non-finite check ends the world (clamping would hide the NaN)
     target = p + v * dt
     target = wp.vec3(
         wp.clamp(target[0], -half_extent, half_extent),

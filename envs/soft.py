@@ -58,6 +58,16 @@ class SoftSceneConfig(TaskConfig):
             "block_size", "block_density", "block_youngs_modulus", "max_pusher_speed", "drive_damping"
         )
         self.require_nonnegative("block_spawn", "block_drop_height")
+        for name, low, high in (
+            ("block_size", 0.02, 0.5),
+            ("block_density", 10.0, 1e4),
+            ("block_youngs_modulus", 1e2, 1e8),
+            ("block_spawn", 0.0, 0.3),
+            ("block_drop_height", 0.0, 1.0),
+            ("max_pusher_speed", 1e-3, 5.0),
+            ("drive_damping", 1.0, 1e6),
+        ):
+            self.require_range(name, low, high)
         if not 0.0 < self.block_poisson_ratio < 0.5:
             raise ValueError(f"block_poisson_ratio: expected a number in (0, 0.5), got {self.block_poisson_ratio!r}")
         c = self.block_cells

@@ -189,12 +189,15 @@ def accumulate_rewards(
     final_length: wp.array[wp.int32],
     final_term_sums: wp.array2d[wp.float32],
     final_overflow: wp.array[wp.bool],
+    nonfinite: wp.array[wp.bool],
 ):
     """Sum the reward terms (shape (term_count, num_envs)) into the reward and the episode statistics.
 
-    Non-finite terms are replaced by 0 (their world is ended by the non-finite-state term), so the reward
-    is always the float32 sum of the reported terms, added in term order. Ended worlds copy their episode
-    statistics to the ``final_*`` buffers and are marked in ``done_mask``.
+    Non-finite terms are replaced by 0, so the reward is always the float32 sum of the reported terms, added in
+    term order; a world with a non-finite term (a state so far out that a distance overflows, even when every
+    state entry is finite) is ended as a non-finite state: ``nonfinite`` and ``terminated`` are set, never
+    scored 0 and continued. Ended worlds copy their episode statistics to the ``final_*`` buffers and are
+    marked in ``done_mask``.
     """
     w = wp.tid()
     if skip[w]:
@@ -204,13 +207,18 @@ def accumulate_rewards(
         done_mask[w] = False
         return
     r = float(0.0)
+    bad = bool(False)
     for t in range(term_count):
         v = reward_terms[t, w]
         if not wp.isfinite(v):
             v = 0.0
             reward_terms[t, w] = v
+            bad = True
         r = r + v
         episode_term_sums[t, w] = episode_term_sums[t, w] + v
+    if bad:
+        nonfinite[w] = True
+        terminated[w] = True
     reward[w] = r
     episode_return[w] = episode_return[w] + r
     done = terminated[w] or truncated[w]

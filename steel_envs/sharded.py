@@ -56,6 +56,8 @@ def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str
                 shared["truncated"][rows] = truncated
                 for i, term in enumerate(env.reward_terms):
                     shared["reward_terms"][i, rows] = info[f"reward_{term}"]
+                for key in env.task_info:
+                    shared[f"task_{key}"][rows] = info[key]
                 episode = info["episode"]
                 shared["done"][rows] = info["_episode"]
                 shared["ep_r"][rows] = episode["r"]
@@ -104,6 +106,10 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
 
         if kwargs.pop("device", "cpu") not in ("cpu", None):
             raise ValueError("device: a ShardedVectorEnv runs on the CPU")
+        if kwargs.get("obs_mode", "state") != "state":
+            raise ValueError(
+                f"obs_mode: a ShardedVectorEnv returns state observations only, got {kwargs['obs_mode']!r}"
+            )
         if isinstance(num_shards, bool) or not isinstance(num_shards, int) or num_shards < 1:
             raise ValueError(f"num_shards: expected an int >= 1, got {num_shards!r}")
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < num_shards:
@@ -129,6 +135,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
         obs_dim, terms = probe.single_observation_space.shape[0], len(probe.reward_terms)
+        task_info = {key: view.dtype for key, view in probe.task_info.items()}
         probe.close()
 
         def zeros(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -149,6 +156,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
             "ep_l": zeros(n, dtype=torch.int32),
             "ep_overflow": zeros(n, dtype=torch.bool),
             "ep_terms": zeros(terms, n),
+            **{f"task_{key}": zeros(n, dtype=dtype) for key, dtype in task_info.items()},
         }
         bounds = np.linspace(0, n, num_shards + 1).astype(int)
         context = mp.get_context("spawn")
@@ -183,6 +191,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
                 **{f"reward_{t}": sh["ep_terms"][i] for i, t in enumerate(self.reward_terms)},
             },
             "_episode": sh["done"],
+            **{key: sh[f"task_{key}"] for key in task_info},
         }
         self.reset(seed=seed)
 

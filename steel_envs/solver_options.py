@@ -238,8 +238,22 @@ def _check_option(name: str, hint: Any, value: Any) -> Any:
 
 
 # The env owns the collision pipeline and passes its contacts to ``step``; a solver-owned pipeline changes that
-# contract, so it is not an option.
-_VBD_NOT_OPTIONS = frozenset({"self", "model", "collision_pipeline"})
+# contract, so it is not an option. Nor is an external rigid solver: there is none, the pusher would not move.
+_VBD_NOT_OPTIONS = frozenset({"self", "model", "collision_pipeline", "integrate_with_external_rigid_solver"})
+# Lower bounds the solver does not check itself (a value below runs, and silently breaks the physics or raises
+# deep in an allocation): at least one iteration, non-negative buffers and distances.
+_VBD_MINIMUM = {
+    "iterations": 1,
+    "friction_epsilon": 0.0,
+    "particle_self_contact_radius": 0.0,
+    "particle_self_contact_margin": 0.0,
+    "particle_self_contact_gap": 0.0,
+    "particle_rest_shape_contact_exclusion_radius": 0.0,
+    "particle_vertex_contact_buffer_size": 0,
+    "particle_edge_contact_buffer_size": 0,
+    "rigid_body_contact_buffer_size": 0,
+    "rigid_body_particle_contact_buffer_size": 0,
+}
 _SCALARS = {"bool": bool, "int": int, "float": float}
 
 
@@ -255,8 +269,11 @@ class VBDSolverOptions(Mapping[str, Any]):
     installed Newton's default (read from its signature, so the set follows Newton).
 
     Option names are checked against the installed signature; values against their annotated type (bool, int
-    in int32, finite float32 number; ``None`` where the annotation allows it); other types (mappings, enums) go
-    to the solver unchecked, which validates them. Read a value, explicit or default, as an attribute:
+    in int32, finite float32 number, dict; ``None`` where the annotation allows it) and the lower bounds the
+    solver leaves unchecked (``iterations >= 1``, buffer sizes and contact distances >= 0); other types (enums,
+    mappings of collision slots) go to the solver, which validates them. ``collision_pipeline`` and
+    ``integrate_with_external_rigid_solver`` are not options: the env owns the pipeline and integrates the
+    bodies. Read a value, explicit or default, as an attribute:
     ``options.particle_enable_self_contact``. The meaning of each option is SolverVBD's reference page.
 
     Raises:
@@ -322,6 +339,10 @@ def _check_vbd_options(options: Mapping[str, Any]) -> dict[str, Any]:
             checked[name] = None
         elif scalar is not None:
             checked[name] = _check_option(name, scalar, value)
+            if name in _VBD_MINIMUM and not checked[name] >= _VBD_MINIMUM[name]:
+                raise ValueError(f"solver_options[{name!r}]: expected a value >= {_VBD_MINIMUM[name]}, got {value!r}")
+        elif "dict" in parts and not isinstance(value, Mapping):
+            raise ValueError(f"solver_options[{name!r}]: expected a dict or None, got {type(value).__name__}")
         else:
             checked[name] = value
     return checked

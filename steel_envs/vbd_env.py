@@ -146,8 +146,9 @@ class VBDVectorEnv(SteelVectorEnv):
         for name in ("randomize_mass_scale", "randomize_friction_scale", "randomize_drive_gain_scale"):
             if kwargs.get(name) is not None:
                 raise ValueError(f"{name}: reset randomization is not supported on SolverVBD scenes; pass None")
-        if kwargs.get("push_interval", 0.0) or kwargs.get("push_velocity", 0.0):
-            raise ValueError("push_interval: pushes are not supported on SolverVBD scenes; pass 0")
+        for name in ("push_interval", "push_velocity"):
+            if kwargs.get(name, 0.0):
+                raise ValueError(f"{name}: pushes are not supported on SolverVBD scenes; pass 0")
         super().__init__(num_envs, **kwargs)
 
     # ------------------------------------------------------------------ solver hooks

@@ -56,6 +56,8 @@ class TaskConfig:
 
     def __post_init__(self) -> None:
         self.require_positive("obs_clip")
+        if not np.float32(self.obs_clip) >= 1.0:
+            raise ValueError(f"obs_clip: expected a number >= 1 (the observation bound), got {self.obs_clip!r}")
         self.require_nonnegative("push_interval", "push_velocity", "action_delay_steps")
         noise = self.obs_noise_std
         values = list(noise) if isinstance(noise, (tuple, list)) else [noise]
@@ -87,6 +89,12 @@ class TaskConfig:
             value = getattr(self, name)
             if not np.float32(value) > 0.0:
                 raise ValueError(f"{name}: expected a number > 0 (in float32), got {value!r}")
+
+    def require_range(self, name: str, low: float, high: float) -> None:
+        """Raise ValueError unless the named field is in [low, high] (the range where the scene's physics holds)."""
+        value = getattr(self, name)
+        if not low <= np.float32(value) <= high:
+            raise ValueError(f"{name}: expected a number in [{low}, {high}], got {value!r}")
 
     def require_nonnegative(self, *names: str) -> None:
         """Raise ValueError unless each named field is >= 0."""
@@ -888,6 +896,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
                 self._final_length,
                 self._final_term_sums,
                 self._final_overflow,
+                self._nonfinite,
             ],
         )
 

@@ -38,6 +38,7 @@ class SoftPushConfig(SoftSceneConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.require_positive("goal_range", "success_radius")
+        self.require_range("goal_range", 0.0, 0.55)  # the gantry reaches +-0.6 m
         if not 3.0 * self.success_radius < self.goal_range:
             raise ValueError(
                 f"success_radius: expected below goal_range / 3 = {self.goal_range / 3.0!r} (goals start 3 success "

@@ -60,3 +60,20 @@ def test_sharded_env_rejects_bad_input_in_the_parent():
         steel_envs.make_vec(CARTPOLE, 2, num_shards=2, bogus=1)
     with pytest.raises(ValueError, match="num_envs"):
         steel_envs.make_vec(CARTPOLE, 1, num_shards=2)
+
+
+def test_shards_forward_the_task_info_of_a_solver_vbd_scene():
+    sharded = steel_envs.make_vec("steel_envs/SoftPush-v0", 2, num_shards=2, seed=4, max_episode_steps=3)
+    single = make("steel_envs/SoftPush-v0", 2, seed=4, max_episode_steps=3)
+    try:
+        for _ in range(3):
+            out_a, out_b = sharded.step(torch.ones(2, 2)), single.step(torch.ones(2, 2))
+            assert out_a[0].numpy().tobytes() == out_b[0].numpy().tobytes()
+            assert torch.equal(out_a[4]["success"], out_b[4]["success"])
+    finally:
+        sharded.close()
+
+
+def test_shards_reject_pixel_observations():
+    with pytest.raises(ValueError, match="obs_mode: a ShardedVectorEnv returns state observations only"):
+        steel_envs.make_vec(CARTPOLE, 2, num_shards=2, obs_mode="rgb")

@@ -195,6 +195,32 @@ def test_a_nonfinite_particle_state_ends_only_its_world(env_id):
             assert_world_bit_identical(env, twin, w)
 
 
+@pytest.mark.parametrize("env_id", [CLOTH, SOFT])
+def test_a_finite_but_far_out_particle_ends_its_world_instead_of_scoring_zero(env_id):
+    """A particle 1e30 m away is finite, but the distances of the reward terms overflow: the world must end as a
+    non-finite state (a term replaced by 0 would otherwise be the best possible reward)."""
+    env, twin = make(env_id, 2, seed=3), make(env_id, 2, seed=3)
+    start = env.model.particle_world_start.numpy()[1]
+    q = env.state_0.particle_q.numpy()
+    q[start + 5] = (1e30, 0.0, 0.0)
+    env.state_0.particle_q.assign(q)
+    actions = torch.zeros(2, env.action_dim)
+    _, reward, terminated, _, info = env.step(actions)
+    twin.step(actions)
+    assert info["nonfinite_state"].numpy().tolist() == [False, True] and terminated[1]
+    assert torch.isfinite(reward).all()
+    assert_world_bit_identical(env, twin, 0)
+
+
+def test_a_nonfinite_held_cloth_corner_ends_its_world():
+    env = make(CLOTH, 2, seed=0)
+    q = env.state_0.particle_q.numpy()
+    q[env.model.particle_world_start.numpy()[1] + env.grasped_corners[0]] = np.nan
+    env.state_0.particle_q.assign(q)
+    _, _, terminated, _, info = env.step(torch.zeros(2, 6))
+    assert info["nonfinite_state"].numpy().tolist() == [False, True] and terminated[1]
+
+
 def test_a_body_particle_contact_overflow_ends_only_the_world_in_contact():
     options = {"rigid_body_particle_contact_buffer_size": 4}
     env = make(SOFT, 2, seed=0, block_spawn=0.0, solver_options=options)
@@ -236,6 +262,16 @@ def test_vbd_solver_options_reach_the_solver_and_bad_ones_are_rejected():
         make(CLOTH, 1, solver_options={"particle_enable_self_contact": 1})
     with pytest.raises(ValueError, match=r"solver_options\['friction_epsilon'\]: expected a finite"):
         make(CLOTH, 1, solver_options={"friction_epsilon": float("nan")})
+    bad = {
+        "iterations": (0, r"expected a value >= 1"),
+        "particle_self_contact_margin": (-0.01, r"expected a value >= 0.0"),
+        "rigid_body_particle_contact_buffer_size": (-1, r"expected a value >= 0"),
+        "particle_external_vertex_contact_filtering_map": ([1, 2], r"expected a dict or None"),
+        "integrate_with_external_rigid_solver": (True, r"unknown SolverVBD option"),
+    }
+    for name, (value, pattern) in bad.items():
+        with pytest.raises(ValueError, match=pattern):
+            make(SOFT, 1, solver_options={name: value})
 
 
 @pytest.mark.parametrize(
@@ -246,6 +282,10 @@ def test_vbd_solver_options_reach_the_solver_and_bad_ones_are_rejected():
         ({"cloth_cells": 7}, "cloth_cells: expected an even int"),
         ({"observation_stride": 3}, "observation_stride: expected an int >= 1 dividing cloth_cells"),
         ({"cloth_drop_height": 1.0}, "cloth_drop_height: expected below workspace_height"),
+        ({"cloth_size": 3e38}, r"cloth_size: expected a number in \[0.05, 2.0\]"),
+        ({"cloth_size": 1.5}, "cloth_size: expected at most 2 \\* workspace_half_extent"),
+        ({"push_velocity": 1.0}, "push_velocity: pushes are not supported"),
+        ({"obs_clip": 1e-40}, "obs_clip: expected a number >= 1"),
     ],
 )
 def test_bad_cloth_arguments_raise_naming_them(kwargs, pattern):
@@ -259,6 +299,9 @@ def test_bad_cloth_arguments_raise_naming_them(kwargs, pattern):
         ({"success_radius": 0.2}, "success_radius: expected below goal_range / 3"),
         ({"block_poisson_ratio": 0.5}, r"block_poisson_ratio: expected a number in \(0, 0.5\)"),
         ({"block_cells": 0}, r"block_cells: expected an int in \[1, 16\]"),
+        ({"goal_range": 1e20}, r"goal_range: expected a number in \[0.0, 0.55\]"),
+        ({"block_density": 1e-40}, r"block_density: expected a number in \[10.0, 10000.0\]"),
+        ({"max_pusher_speed": 3e38}, r"max_pusher_speed: expected a number in"),
         ({"randomize_friction_scale": (0.5, 2.0)}, "randomize_friction_scale: reset randomization is not supported"),
     ],
 )
