@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import warnings
 
+import newton
 import numpy as np
 import pytest
 import torch
 from conftest import assert_world_bit_identical, make, random_actions
-from steel_envs.tasks.soft_push import PUSHER_BODY
+from steel_envs.tasks.soft_push import PUSHER_BODY, SoftPushEnv
 
 from steel_envs.vbd_env import VBDVectorEnv
 
@@ -324,3 +325,17 @@ def test_frames_are_not_constant_and_follow_the_state(env_id, action):
     for _ in range(6):
         env.step(torch.tensor([action]))
     assert np.abs(env.render().astype(np.int16) - first).mean() > 0.2
+
+
+def test_an_overflow_of_the_pipelines_soft_contact_total_ends_every_world():
+    """The collision pipeline's soft-contact total is global: contacts beyond ``soft_contact_max`` cannot be
+    attributed to a world, so every world ends (the final entry of the overflow flags)."""
+
+    class SmallSoftContactBuffer(SoftPushEnv):
+        def _make_collision_pipeline(self) -> newton.CollisionPipeline:
+            return newton.CollisionPipeline(self.model, soft_contact_gap=self.soft_contact_gap, soft_contact_max=16)
+
+    env = SmallSoftContactBuffer(2, device="cpu", seed=0)  # each block rests 25 particles on the ground
+    with pytest.warns(RuntimeWarning, match="global"):
+        _, _, terminated, truncated, info = env.step(torch.zeros(2, 2))
+    assert info["constraint_overflow"].all() and truncated.all() and not terminated.any()

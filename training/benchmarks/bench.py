@@ -5,10 +5,11 @@ For every ID and world count: env-steps/s, physics-steps/s, the time of a step s
 Warp memory per world, and the first call (build + first step; Warp's kernel compile when its cache is cold).
 Peers, each on the same cores in the same run:
 
-- ``bare``: the substeps alone (collide + SolverSteel.step, the env's own model, solver and pipeline), timed
+- ``bare``: the substeps alone (collide + the solver's step, the env's own model, solver and pipeline), timed
   in a twin env with the same seed and actions, so over bitwise the same states: the wrapper overhead is
   env time / bare time - 1, and a step's env overhead is env time - bare time;
-- ``featherstone``: the same Newton model stepped by ``SolverFeatherstone`` with the same dt and substeps;
+- ``featherstone``: the same Newton model stepped by ``SolverFeatherstone`` with the same dt and substeps (SolverSteel
+  scenes; a SolverVBD scene's particles have no Featherstone counterpart);
 - ``sharded-K``: the same ID split over K CPU processes (``--shards K``, :class:`steel_envs.ShardedVectorEnv`);
 - ``gymnasium-sync`` / ``gymnasium-async``: Gymnasium's MuJoCo ``Ant-v5`` / ``Humanoid-v5`` (MuJoCo's C engine),
   ``SyncVectorEnv`` with 8 envs and ``AsyncVectorEnv`` with one env per core, random actions (extra ``bench``;
@@ -71,6 +72,7 @@ def _live_bytes(text: str) -> int:
 
 def _measure_env(env_id: str, num_envs: int, steps: int, device: str | None) -> list[BenchRow]:
     import steel_envs
+    from steel_envs.vbd_env import VBDVectorEnv
 
     report: list[str] = []
     tracker = wp.ScopedMemoryTracker("env", print=False, report_func=report.append)
@@ -139,7 +141,9 @@ def _measure_env(env_id: str, num_envs: int, steps: int, device: str | None) -> 
         physics_ms=1e3 * bare_step,
     )
     row.notes["wrapper_overhead"] = per_step / bare_step - 1.0
-    rows = [row, bare, _featherstone(env, steps)]
+    rows = [row, bare]
+    if not isinstance(env, VBDVectorEnv):
+        rows.append(_featherstone(env, steps))
     env.close()
     return rows
 
