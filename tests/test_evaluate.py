@@ -133,3 +133,22 @@ def test_module_function_and_exported_policies(tmp_path):
     assert [e.episode_return for e in r2.episodes] == [
         e.episode_return for e in r.episodes if e.policy == "test_evaluate:push_right"
     ]
+
+
+@pytest.mark.parametrize(("success_distance", "rate"), [(1.0, 1.0), (1e-6, 0.0)])
+def test_success_rate_counts_info_success_on_the_last_step(success_distance, rate):
+    """ClothFold reports success when the mean mirrored-particle distance is below ``success_distance``: a flat
+    cloth's (about 0.2 m) is below 1 m and above 1 um."""
+    result = evaluate(
+        "steel_envs/ClothFold-v0",
+        ["zero"],
+        episodes=2,
+        num_envs=2,
+        max_episode_steps=2,
+        success_distance=success_distance,
+        progress=False,
+    )
+    assert result.summaries[0].success_rate == rate
+    assert [r.success for r in result.episodes] == [bool(rate)] * 2
+    cartpole = evaluate(CARTPOLE, ["zero"], episodes=2, num_envs=2, progress=False)
+    assert cartpole.summaries[0].success_rate is None

@@ -58,6 +58,8 @@ class EpisodeRecord:
     length: int
     terms: dict[str, float]
     cause: str
+    success: bool | None = None
+    """``info["success"]`` on the episode's last step; None: the task defines no success."""
 
 
 @dataclass
@@ -76,7 +78,7 @@ class PolicySummary:
     causes: dict[str, float]
     """Fraction of episodes per end cause."""
     success_rate: float | None = None
-    """None: the task defines no success."""
+    """Fraction of episodes whose last step reported ``info["success"]``; None: the task defines no success."""
 
 
 @dataclass
@@ -177,6 +179,7 @@ def _run(env_id, policy_name, seed, episodes, num_envs, sweep, device, env_kwarg
         ep = {k: v.cpu().numpy() for k, v in info["episode"].items()}
         flags = {k: info[k].cpu().numpy() for k in ("constraint_overflow", "nonfinite_state", "nonfinite_action")}
         term, trunc = terminated.cpu().numpy(), truncated.cpu().numpy()
+        success = info["success"].cpu().numpy() if "success" in info else None
         for w in np.flatnonzero(done & (counted < quota)):
             cause = next(
                 (k for k in ("nonfinite_state", "nonfinite_action", "constraint_overflow") if flags[k][w]),
@@ -193,6 +196,7 @@ def _run(env_id, policy_name, seed, episodes, num_envs, sweep, device, env_kwarg
                     length=int(ep["l"][w]),
                     terms={t: float(ep[f"reward_{t}"][w]) for t in env.reward_terms},
                     cause=cause,
+                    success=bool(success[w]) if success is not None else None,
                 )
             )
             counted[w] += 1
@@ -240,6 +244,7 @@ def _summarize(records: list[EpisodeRecord], confidence: float, resamples: int, 
         mean_length=float(np.mean([r.length for r in records])),
         term_means={t: float(np.mean([r.terms[t] for r in records])) for t in terms},
         causes={c: float(np.mean([r.cause == c for r in records])) for c in CAUSES},
+        success_rate=None if records[0].success is None else float(np.mean([r.success for r in records])),
     )
 
 
@@ -321,16 +326,17 @@ def table(result: EvaluationResult) -> str:
     """The summaries as a terminal table."""
     lines = [
         f"{'policy':28s} {'cell':26s} {'eps':>4s} {'mean return [95% CI]':>28s} {'IQM [95% CI]':>28s} "
-        f"{'length':>7s}  end causes"
+        f"{'length':>7s} {'success':>7s}  end causes"
     ]
     for s in result.summaries:
         cell = ", ".join(f"{k}={v:g}" for k, v in s.cell.items()) or "-"
         causes = ", ".join(f"{k} {v:.0%}" for k, v in s.causes.items() if v > 0)
         mean = f"{s.mean_return:.1f} [{s.mean_return_ci[0]:.1f}, {s.mean_return_ci[1]:.1f}]"
         iqm = f"{s.iqm_return:.1f} [{s.iqm_return_ci[0]:.1f}, {s.iqm_return_ci[1]:.1f}]"
+        success = "-" if s.success_rate is None else f"{s.success_rate:.0%}"
         lines.append(
             f"{os.path.basename(s.policy)[:28]:28s} {cell[:26]:26s} {s.episodes:4d} {mean:>28s} "
-            f"{iqm:>28s} {s.mean_length:7.1f}  {causes}"
+            f"{iqm:>28s} {s.mean_length:7.1f} {success:>7s}  {causes}"
         )
     return "\n".join(lines)
 
