@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import warp as wp
 from steel_envs.envs.push import PushScene, PushSceneConfig
+from steel_envs.tasks.goals import PushGoalConfig
 
 from steel_envs.single_env import single_world
 
@@ -17,28 +18,8 @@ CUBE_BODY = 2
 
 
 @dataclass(kw_only=True)
-class PushCubeConfig(PushSceneConfig):
-    """Goal region, reward weights and success radius."""
-
-    goal_range: float = 0.3
-    """Goals are drawn at U(-r, r)^2 [m] at every reset."""
-    reach_weight: float = 1.0
-    """Weight of the finger-to-cube distance penalty [1/m]."""
-    push_weight: float = 5.0
-    """Weight of the cube-to-goal distance penalty [1/m]."""
-    success_bonus: float = 10.0
-    """Reward of the step that brings the cube within ``success_radius`` of the goal (which ends the episode)."""
-    success_radius: float = 0.05
-    """Distance [m] of the cube centre to the goal that counts as success."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require_positive("goal_range", "success_radius")
-        if not 3.0 * self.success_radius < self.goal_range:
-            raise ValueError(
-                f"success_radius: expected below goal_range / 3 = {self.goal_range / 3.0!r} (goals start 3 success "
-                f"radii away), got {self.success_radius!r}"
-            )
+class PushCubeConfig(PushSceneConfig, PushGoalConfig):
+    """The scene's fields, then the goal region, reward weights and success radius (``PushGoalConfig``)."""
 
 
 @wp.func

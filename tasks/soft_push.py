@@ -8,6 +8,7 @@ from typing import ClassVar
 import numpy as np
 import warp as wp
 from steel_envs.envs.soft import SoftScene, SoftSceneConfig
+from steel_envs.tasks.goals import PushGoalConfig
 
 from steel_envs.single_env import single_world
 
@@ -17,33 +18,18 @@ PUSHER_BODY = 1
 
 
 @dataclass(kw_only=True)
-class SoftPushConfig(SoftSceneConfig):
-    """Goal region, reward weights, the strain threshold and the success radius."""
+class SoftPushConfig(SoftSceneConfig, PushGoalConfig):
+    """The scene's fields, the goal region, reward weights and success radius (``PushGoalConfig``), and the
+    strain penalty."""
 
-    goal_range: float = 0.3
-    """Goals are drawn at U(-r, r)^2 [m] at every reset."""
-    reach_weight: float = 1.0
-    """Weight of the pusher-to-block distance penalty [1/m]."""
-    push_weight: float = 5.0
-    """Weight of the block-to-goal distance penalty [1/m]."""
     strain_weight: float = 10.0
     """Weight of the excess-strain penalty."""
     strain_threshold: float = 0.1
     """Green-Lagrange strain norm of a tetrahedron above which it is penalized (1)."""
-    success_bonus: float = 10.0
-    """Reward of the step that brings the block within ``success_radius`` of the goal (which ends the episode)."""
-    success_radius: float = 0.05
-    """Distance [m] of the block's centre of mass to the goal that counts as success."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.require_positive("goal_range", "success_radius")
         self.require_range("goal_range", 0.0, 0.55)  # the gantry reaches +-0.6 m
-        if not 3.0 * self.success_radius < self.goal_range:
-            raise ValueError(
-                f"success_radius: expected below goal_range / 3 = {self.goal_range / 3.0!r} (goals start 3 success "
-                f"radii away), got {self.success_radius!r}"
-            )
         self.require_nonnegative("reach_weight", "push_weight", "strain_weight", "strain_threshold")
 
 

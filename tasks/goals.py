@@ -1,0 +1,35 @@
+"""The goal fields shared by the pushing tasks (PushCube-v0, SoftPush-v0): a goal region on the ground, reach and
+push weights, a success radius and bonus."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from steel_envs.vector_env import TaskConfig
+
+__all__ = ["PushGoalConfig"]
+
+
+@dataclass(kw_only=True)
+class PushGoalConfig(TaskConfig):
+    """Goal region, reward weights and success radius of a task that pushes an object to a goal on the ground."""
+
+    goal_range: float = 0.3
+    """Goals are drawn at U(-r, r)^2 [m] at every reset."""
+    reach_weight: float = 1.0
+    """Weight of the pusher-to-object distance penalty [1/m]."""
+    push_weight: float = 5.0
+    """Weight of the object-to-goal distance penalty [1/m]."""
+    success_bonus: float = 10.0
+    """Reward of the step that brings the object within ``success_radius`` of the goal (which ends the episode)."""
+    success_radius: float = 0.05
+    """Distance [m] of the object's centre to the goal that counts as success."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require_positive("goal_range", "success_radius")
+        if not 3.0 * self.success_radius < self.goal_range:
+            raise ValueError(
+                f"success_radius: expected below goal_range / 3 = {self.goal_range / 3.0!r} (goals start 3 success "
+                f"radii away), got {self.success_radius!r}"
+            )
