@@ -472,3 +472,12 @@ def scaled_dof_targets(
     (num_envs, action_dim)), e.g. velocity targets ``joint_target_qd`` [m/s] of a gantry."""
     w, j = wp.tid()
     targets[dof_world_start[w] + j] = actions[w, j] * scale
+
+
+@wp.kernel(enable_backward=False)
+def no_task_terminations(terminated: wp.array[wp.bool], truncated: wp.array[wp.bool]):
+    """The terms of a task that never ends an episode itself (the core's time limit and its overflow and
+    non-finite terms still do): both False in every world."""
+    w = wp.tid()
+    terminated[w] = False
+    truncated[w] = False

@@ -9,6 +9,7 @@ from typing import ClassVar
 import warp as wp
 from steel_envs.envs.cartpole import CartpoleScene, CartpoleSceneConfig
 
+from steel_envs import kernels
 from steel_envs.single_env import single_world
 
 __all__ = ["CartpoleSwingupConfig", "CartpoleSwingupEnv", "CartpoleSwingupSingleEnv"]
@@ -63,13 +64,6 @@ def _observe(
     obs[w, 2] = wp.cos(joint_q[q0 + 1])
     obs[w, 3] = wp.sin(joint_q[q0 + 1])
     obs[w, 4] = joint_qd[d0 + 1]
-
-
-@wp.kernel(enable_backward=False)
-def _no_terminations(terminated: wp.array[wp.bool], truncated: wp.array[wp.bool]):
-    w = wp.tid()
-    terminated[w] = False
-    truncated[w] = False
 
 
 @wp.kernel(enable_backward=False)
@@ -158,7 +152,7 @@ class CartpoleSwingupEnv(CartpoleScene):
         )
 
     def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
-        self.launch_per_world(_no_terminations, inputs=[], outputs=[terminated, truncated])
+        self.launch_per_world(kernels.no_task_terminations, inputs=[], outputs=[terminated, truncated])
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:
         m, c = self.model, self.config

@@ -9,6 +9,7 @@ import numpy as np
 import warp as wp
 from steel_envs.envs.cloth import ClothScene, ClothSceneConfig
 
+from steel_envs import kernels
 from steel_envs.single_env import single_world
 
 __all__ = ["ClothFoldConfig", "ClothFoldEnv", "ClothFoldSingleEnv"]
@@ -104,13 +105,6 @@ def _rewards(
     success[w] = fold < success_distance
 
 
-@wp.kernel(enable_backward=False)
-def _no_terminations(terminated: wp.array[wp.bool], truncated: wp.array[wp.bool]):
-    w = wp.tid()
-    terminated[w] = False
-    truncated[w] = False
-
-
 class ClothFoldEnv(ClothScene):
     """Fold a square cloth in half: bring the two grasped corners of its -y edge onto the two corners of its +y
     edge, the resting half staying flat (SoftGym's ClothFold task on SolverVBD cloth with self-contact).
@@ -190,7 +184,7 @@ class ClothFoldEnv(ClothScene):
         )
 
     def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
-        self.launch_per_world(_no_terminations, inputs=[], outputs=[terminated, truncated])
+        self.launch_per_world(kernels.no_task_terminations, inputs=[], outputs=[terminated, truncated])
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:
         c = self.config
