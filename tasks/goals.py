@@ -5,9 +5,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import warp as wp
+
 from steel_envs.vector_env import TaskConfig
 
-__all__ = ["PushGoalConfig"]
+__all__ = ["PushGoalConfig", "draw_goal"]
+
+
+@wp.func
+def draw_goal(
+    rng: wp.uint32, r: float, min_distance: float, x: float, y: float, goals: wp.array2d[wp.float32], w: int
+) -> wp.uint32:
+    """Draw world ``w``'s goal in U(-r, r)^2 into ``goals[w]``, redrawing (up to 16 times) while it is within
+    ``min_distance`` [m] of the object at (x, y), so an episode does not start solved; returns the advanced random
+    state."""
+    for _ in range(16):
+        goals[w, 0] = r * (2.0 * wp.randf(rng) - 1.0)
+        goals[w, 1] = r * (2.0 * wp.randf(rng) - 1.0)
+        dx = x - goals[w, 0]
+        dy = y - goals[w, 1]
+        if wp.sqrt(dx * dx + dy * dy) > min_distance:
+            break
+    return rng
 
 
 @dataclass(kw_only=True)

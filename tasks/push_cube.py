@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import warp as wp
 from steel_envs.envs.push import PushScene, PushSceneConfig
-from steel_envs.tasks.goals import PushGoalConfig
+from steel_envs.tasks.goals import PushGoalConfig, draw_goal
 
 from steel_envs.single_env import single_world
 
@@ -40,18 +40,12 @@ def _draw_goals(
     rng_state: wp.array[wp.uint32],
     goals: wp.array2d[wp.float32],
 ):
-    """Draw the goal in U(-r, r)^2, redrawing (up to 16 times) while it is within ``min_distance`` of the cube,
-    so an episode does not start solved."""
+    """Draw the goals of the selected worlds away from their cube (``draw_goal``)."""
     w = wp.tid()
     if not world_mask[w]:
         return
-    rng = rng_state[w]
-    for _ in range(16):
-        goals[w, 0] = r * (2.0 * wp.randf(rng) - 1.0)
-        goals[w, 1] = r * (2.0 * wp.randf(rng) - 1.0)
-        if _cube_goal_distance(body_q, body_world_start[w] + CUBE_BODY, goals, w) > min_distance:
-            break
-    rng_state[w] = rng
+    cube = wp.transform_get_translation(body_q[body_world_start[w] + CUBE_BODY])
+    rng_state[w] = draw_goal(rng_state[w], r, min_distance, cube[0], cube[1], goals, w)
 
 
 @wp.kernel(enable_backward=False)

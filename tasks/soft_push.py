@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 import warp as wp
 from steel_envs.envs.soft import SoftScene, SoftSceneConfig
-from steel_envs.tasks.goals import PushGoalConfig
+from steel_envs.tasks.goals import PushGoalConfig, draw_goal
 
 from steel_envs.single_env import single_world
 
@@ -69,19 +69,12 @@ def _draw_goals(
     rng_state: wp.array[wp.uint32],
     goals: wp.array2d[wp.float32],
 ):
-    """Draw the goal in U(-r, r)^2, redrawing (up to 16 times) while it is within ``min_distance`` of the block,
-    so an episode does not start solved."""
+    """Draw the goals of the selected worlds away from their block's centre of mass (``draw_goal``)."""
     w = wp.tid()
     if not world_mask[w]:
         return
     com = _block_com(particle_world_start, particle_q, w)
-    rng = rng_state[w]
-    for _ in range(16):
-        goals[w, 0] = r * (2.0 * wp.randf(rng) - 1.0)
-        goals[w, 1] = r * (2.0 * wp.randf(rng) - 1.0)
-        if _planar_distance(com, goals[w, 0], goals[w, 1]) > min_distance:
-            break
-    rng_state[w] = rng
+    rng_state[w] = draw_goal(rng_state[w], r, min_distance, com[0], com[1], goals, w)
 
 
 @wp.kernel(enable_backward=False)
