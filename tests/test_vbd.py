@@ -25,12 +25,18 @@ def _world_particles(env, array, w: int) -> np.ndarray:
     return array.numpy()[start[w] : start[w + 1]]
 
 
-def _tet_volumes(env, q: np.ndarray, w: int) -> np.ndarray:
-    """Signed volumes of world ``w``'s tetrahedra from world-local positions ``q`` (numpy, independent)."""
+def _world_tets(env, q: np.ndarray, w: int) -> tuple[np.ndarray, slice]:
+    """Corner positions (T, 4, 3) of world ``w``'s tetrahedra from its world-local particle positions ``q``, and
+    the slice of those tetrahedra in the model's arrays."""
     t = env.model.tet_indices.numpy()
     per = len(t) // env.num_envs
-    local = t[w * per : (w + 1) * per] - env.model.particle_world_start.numpy()[w]
-    x = q[local]
+    tets = slice(w * per, (w + 1) * per)
+    return q[t[tets] - env.model.particle_world_start.numpy()[w]], tets
+
+
+def _tet_volumes(env, q: np.ndarray, w: int) -> np.ndarray:
+    """Signed volumes of world ``w``'s tetrahedra from world-local positions ``q`` (numpy, independent)."""
+    x, _ = _world_tets(env, q, w)
     return np.einsum("ij,ij->i", np.cross(x[:, 1] - x[:, 0], x[:, 2] - x[:, 0]), x[:, 3] - x[:, 0]) / 6.0
 
 
@@ -130,12 +136,9 @@ def test_cloth_reward_terms_equal_an_independent_computation():
 
 
 def _green_strain_norms(env, q: np.ndarray, w: int) -> np.ndarray:
-    t = env.model.tet_indices.numpy()
-    per = len(t) // env.num_envs
-    local = t[w * per : (w + 1) * per] - env.model.particle_world_start.numpy()[w]
-    x = q[local]
+    x, tets = _world_tets(env, q, w)
     ds = np.stack([x[:, 1] - x[:, 0], x[:, 2] - x[:, 0], x[:, 3] - x[:, 0]], axis=2)  # columns
-    f = ds @ env.model.tet_poses.numpy()[w * per : (w + 1) * per]
+    f = ds @ env.model.tet_poses.numpy()[tets]
     e = 0.5 * (np.transpose(f, (0, 2, 1)) @ f - np.eye(3))
     return np.sqrt((e * e).sum(axis=(1, 2)))
 
