@@ -10,6 +10,7 @@ installed solver's signature.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import math
 import types
@@ -257,6 +258,7 @@ _VBD_MINIMUM = {
 _SCALARS = {"bool": bool, "int": int, "float": float}
 
 
+@functools.cache
 def _vbd_parameters() -> dict[str, inspect.Parameter]:
     from newton.solvers import SolverVBD
 
