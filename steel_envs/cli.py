@@ -49,12 +49,17 @@ def rollout(
         raise ValueError(f"policy: expected 'random' or 'zero', got {policy!r}")
     if steps < 2:
         raise ValueError(f"steps: expected an int >= 2, got {steps}")
-    env = steel_envs.make_vec(env_id, num_envs=num_envs, device=device, seed=seed, num_shards=num_shards)
+    from steel_envs.vector_env import throughput_kwargs
+
+    env = steel_envs.make_vec(
+        env_id, num_envs=num_envs, device=device, seed=seed, num_shards=num_shards, **throughput_kwargs(device)
+    )
     generator = torch.Generator(device=env.torch_device).manual_seed(seed)
     shape = (env.num_envs, env.action_dim)
     zeros = torch.zeros(shape, device=env.torch_device)
-    returns, lengths = [], []
-    overflow = nonfinite = 0
+    # Sums over ended episodes, kept on the device (no host read per step): count, return, length, overflow,
+    # non-finite state. The progress bar reads them every 50 steps.
+    totals = torch.zeros(5, dtype=torch.float64, device=env.torch_device)
     env.reset(seed=seed)
 
     from tqdm import tqdm
@@ -71,27 +76,26 @@ def rollout(
         else:
             actions = zeros
         _, _, _, _, info = env.step(actions)
-        ended = info["_episode"]
-        if bool(ended.any()):
-            episode = info["episode"]
-            returns += episode["r"][ended].tolist()
-            lengths += episode["l"][ended].tolist()
-            overflow += int(episode["constraint_overflow"][ended].sum())
-            nonfinite += int(info["nonfinite_state"][ended].sum())
-            bar.set_postfix(episodes=len(returns), mean_return=f"{sum(returns) / len(returns):.2f}", refresh=False)
+        ended, episode = info["_episode"], info["episode"]
+        columns = (ended, episode["r"], episode["l"], episode["constraint_overflow"], info["nonfinite_state"])
+        totals += torch.stack([torch.where(ended, c.double(), 0.0).sum() for c in columns])
+        if progress and step % 50 == 49:
+            count, total = totals[:2].tolist()
+            bar.set_postfix(episodes=int(count), mean_return=f"{total / max(count, 1):.2f}", refresh=False)
     if env.torch_device.type == "cuda":
         torch.cuda.synchronize(env.torch_device)
     seconds = time.perf_counter() - start
     env_steps = env.num_envs * (steps - 1) / seconds
     env.close()
+    count, total_return, total_length, overflow, nonfinite = totals.tolist()
     return {
         "env_steps_per_s": env_steps,
         "physics_steps_per_s": env_steps * env.decimation,
-        "episodes": float(len(returns)),
-        "mean_return": sum(returns) / len(returns) if returns else float("nan"),
-        "mean_length": sum(lengths) / len(lengths) if lengths else float("nan"),
-        "overflow_episodes": float(overflow),
-        "nonfinite_episodes": float(nonfinite),
+        "episodes": count,
+        "mean_return": total_return / count if count else float("nan"),
+        "mean_length": total_length / count if count else float("nan"),
+        "overflow_episodes": overflow,
+        "nonfinite_episodes": nonfinite,
         "seconds": seconds,
     }
 

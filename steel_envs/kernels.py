@@ -403,13 +403,46 @@ def push_roots(
 
 
 @wp.kernel(enable_backward=False)
-def add_observation_noise(std: wp.array[wp.float32], rng_state: wp.array[wp.uint32], obs: wp.array2d[wp.float32]):
-    """Add ``std[i] * N(0, 1)`` to observation entry ``i`` of each world, from the world's noise stream."""
+def add_observation_noise(
+    std: wp.array[wp.float32],
+    redraw: wp.array[wp.bool],
+    redraw_all: wp.bool,
+    rng_state: wp.array[wp.uint32],
+    noise: wp.array2d[wp.float32],
+    obs: wp.array2d[wp.float32],
+):
+    """Add the world's observation noise ``noise[w, i] = std[i] * N(0, 1)`` to observation entry ``i``.
+
+    The noise of world ``w`` is drawn anew from its noise stream only when ``redraw_all`` or ``redraw[w]``;
+    otherwise the last draw is added again. So recomputing the observations of every world after some worlds
+    were reset gives the other worlds exactly the observation they had, whichever worlds were reset.
+    """
     w = wp.tid()
-    rng = rng_state[w]
+    if redraw_all or redraw[w]:
+        rng = rng_state[w]
+        for i in range(obs.shape[1]):
+            noise[w, i] = std[i] * wp.randn(rng)
+        rng_state[w] = rng
     for i in range(obs.shape[1]):
-        obs[w, i] = obs[w, i] + std[i] * wp.randn(rng)
-    rng_state[w] = rng
+        obs[w, i] = obs[w, i] + noise[w, i]
+
+
+@wp.kernel(enable_backward=False)
+def flag_any_world(world_mask: wp.array[wp.bool], any_selected: wp.array[wp.int32]):
+    """Set ``any_selected[0] = 1`` when world ``w`` is selected (the flag is zeroed before the launch)."""
+    w = wp.tid()
+    if world_mask[w]:
+        any_selected[0] = 1
+
+
+@wp.kernel(enable_backward=False)
+def select_global_entry(overflow_flags: wp.array[wp.bool], world_count: wp.int32, done_mask: wp.array[wp.bool]):
+    """Select the final (global) entry of the reset mask when the global capacity-loss flag is set (one thread).
+
+    A global overflow ends every world; resetting with the final entry selected clears the flag (SolverSteel's
+    ``reset``), so it does not end every following episode at its first step.
+    """
+    done_mask[world_count] = overflow_flags[world_count]
 
 
 @wp.kernel(enable_backward=False)

@@ -76,7 +76,7 @@ class Renderer:
         self.sensor.default_clear_data = SensorCamera.ClearData(clear_color=0xFFB0A090)
         self.rays = SensorCamera.compute_camera_rays_pinhole(width, height, camera_fov=fov, device=device)
         self.transforms = wp.empty(num_worlds, dtype=wp.transformf, device=device)
-        self.color = self.sensor.allocate_image_color(num_worlds, width, height)
+        self.color = None  # the image of frames(), allocated on first use (pixel observations bring their own)
 
     def draw(self, color: wp.array | None = None, depth: wp.array | None = None) -> None:
         """Render into device images (num_worlds, H, W): packed RGBA uint32 and/or ray depth [m] (-1: no hit).
@@ -102,6 +102,8 @@ class Renderer:
 
     def frames(self) -> np.ndarray:
         """Render now; shape (num_worlds, H, W, 3) uint8."""
+        if self.color is None:
+            self.color = self.sensor.allocate_image_color(self.num_worlds, self.width, self.height)
         self.draw(color=self.color)
         rgba = self.color.numpy().view(np.uint8).reshape(self.num_worlds, self.height, self.width, 4)
         return np.ascontiguousarray(rgba[..., :3])

@@ -169,7 +169,8 @@ class VBDVectorEnv(SteelVectorEnv):
         model.soft_contact_mu = float(self.soft_contact_mu)
 
     def _make_collision_pipeline(self) -> newton.CollisionPipeline:
-        return newton.CollisionPipeline(self.model, soft_contact_gap=float(self.soft_contact_gap))
+        options = {"soft_contact_gap": float(self.soft_contact_gap), **self.collision_options}
+        return newton.CollisionPipeline(self.model, **options)
 
     def _make_solver(self) -> SolverVBD:
         return SolverVBD(self.model, **self.solver_options.as_kwargs())

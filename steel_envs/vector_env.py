@@ -9,10 +9,12 @@ episode statistics, the constraint-overflow term and the torch views. The solver
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import inspect
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -27,7 +29,14 @@ from newton.solvers import SolverSteel
 from . import kernels
 from .solver_options import SteelSolverOptions
 
-__all__ = ["InitialStateSpec", "SteelVectorEnv", "TaskConfig", "check_actions", "check_reset_mask"]
+__all__ = [
+    "InitialStateSpec",
+    "SteelVectorEnv",
+    "TaskConfig",
+    "check_actions",
+    "check_reset_mask",
+    "throughput_kwargs",
+]
 
 
 @dataclass(kw_only=True)
@@ -130,6 +139,23 @@ def _to_torch_device(device: wp.Device) -> torch.device:
     return torch.device(wp.device_to_torch(device))
 
 
+@contextlib.contextmanager
+def _camera_profiling_off() -> Iterator[None]:
+    """With ``NEWTON_PROFILE`` set, Newton's ``SensorCamera.update`` times itself with ``wp.synchronize()``, which a
+    graph capture cannot hold: switch that timer off while the step is captured (pixel observations)."""
+    try:
+        from newton._src.sensors import sensor_camera
+    except ImportError:  # another Newton layout: nothing to switch
+        yield
+        return
+    enabled = getattr(sensor_camera, "PROFILE_ENABLED", False)
+    sensor_camera.PROFILE_ENABLED = False
+    try:
+        yield
+    finally:
+        sensor_camera.PROFILE_ENABLED = enabled
+
+
 class SteelVectorEnv(gym.vector.VectorEnv):
     """N worlds of one Newton model on SolverSteel, as a Gymnasium vector env with torch tensors.
 
@@ -163,6 +189,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         autoreset_mode: ``AutoresetMode`` or its value string ("SameStep", "NextStep", "Disabled").
         max_episode_steps: Time limit [control steps]; None: the task's default.
         solver_options: SolverSteel keywords overriding the scene's values, see :class:`SteelSolverOptions`.
+        collision_options: Keywords of ``newton.CollisionPipeline`` (e.g. ``rigid_contact_max``, the contact
+            capacity of all worlds together; ``broad_phase``) overriding the scene's; only for scenes that collide.
         render_mode: None or ``"rgb_array"`` (:meth:`render` returns frames).
         render_size: (width, height) of one world's frame [px].
         render_num_worlds: Worlds tiled into one rendered frame (the first ones).
@@ -228,6 +256,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
         max_episode_steps: int | None = None,
         solver_options: Mapping[str, Any] | None = None,
+        collision_options: Mapping[str, Any] | None = None,
         render_mode: str | None = None,
         render_size: tuple[int, int] = (320, 240),
         render_num_worlds: int = 1,
@@ -300,14 +329,13 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self.device = str(self._wp_device)
         self.torch_device = _to_torch_device(self._wp_device)
         # Warp and torch queue work on different CUDA streams; the env orders them with events at its
-        # boundaries (the stream torch uses when the env is created).
-        self._torch_stream = (
-            wp.stream_from_torch(torch.cuda.current_stream(self.torch_device)) if self._wp_device.is_cuda else None
-        )
+        # boundaries, against the stream torch uses at each call (``_torch_stream``).
+        self._torch_streams: dict[int, wp.Stream] = {}
         defaults = self.solver_defaults
         if self._wp_device.is_cuda and self.solver_defaults_cuda is not None:
             defaults = self.solver_defaults_cuda
         self.solver_options = defaults.replace(solver_options)
+        self.collision_options = self._check_collision_options(collision_options)
         self.closed = False
 
         self.task_info: dict[str, torch.Tensor] = {}
@@ -328,6 +356,12 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             )
         self._obs_noise_std = (
             wp.array(np.ascontiguousarray(noise), dtype=wp.float32, device=self._wp_device) if noise.any() else None
+        )
+        # The last noise drawn per world, added again when observations are recomputed without a redraw.
+        self._obs_noise = (
+            wp.zeros((self.num_envs, obs_dim), dtype=wp.float32, device=self._wp_device)
+            if self._obs_noise_std is not None
+            else None
         )
         self.single_observation_space = gym.spaces.Box(-bound, bound, (obs_dim,), np.float32)
         self._camera = None
@@ -363,24 +397,29 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._step_graph = None
         self._capturing = False
         self.reset(seed=seed)
-        if graph_capture:
-            # The captured substeps read the control and states in place, so actions and resets written
-            # between replays are seen; Newton arrays are never reallocated after this point. Warp captures
-            # on the CPU as well: measured bitwise equal to eager stepping and 1.4x (AntRun, 64 worlds) to
-            # 5x (1 world) faster, the Python launch overhead of every substep kernel being gone.
+        # One capture, never two: memory Newton allocates lazily during a capture belongs to that graph, so a
+        # second graph must not read memory first touched by a graph that is never launched. The captured
+        # arrays are read and written in place, so actions and resets written between replays are seen;
+        # Newton arrays are never reallocated after this point. Warp captures on the CPU as well: measured
+        # bitwise equal to eager stepping and 1.4x (AntRun, 64 worlds) to 5x (1 world) faster.
+        if graph_capture == "physics":
             with wp.ScopedDevice(self._wp_device), wp.ScopedCapture() as capture:
                 self._simulate()
             self._graph = capture.graph
-        if graph_capture is True:
-            # The whole device step (actions to observations, resets included) as a second graph: one launch
-            # per step. Masked launches then always run; they select nothing when no world ended.
+        elif graph_capture:
+            # The whole device step (actions to observations, resets included) as one graph: one launch per step.
             self._capturing = True
             try:
-                with wp.ScopedDevice(self._wp_device), wp.ScopedCapture() as capture:
+                with wp.ScopedDevice(self._wp_device), _camera_profiling_off(), wp.ScopedCapture() as capture:
                     self._device_step(self._actions_in)
             finally:
                 self._capturing = False
             self._step_graph = capture.graph
+
+    @property
+    def graph_captured(self) -> bool:
+        """Whether :meth:`step` replays one captured graph of its whole device part (``graph_capture=True``)."""
+        return self._step_graph is not None
 
     # ------------------------------------------------------------------ construction
 
@@ -391,13 +430,35 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         if unknown:
             raise TypeError(
                 f"{cls.__name__}: unexpected keyword argument(s) {unknown}; the env takes num_envs, device, seed, "
-                f"autoreset_mode, max_episode_steps, solver_options, render_mode and the task config fields "
-                f"{sorted(names)}"
+                f"autoreset_mode, max_episode_steps, solver_options, collision_options, render_mode, render_size, "
+                f"render_num_worlds, obs_mode, nonfinite_actions, graph_capture, world_offset and the task config "
+                f"fields {sorted(names)}"
             )
         for f in dataclasses.fields(cls.config_cls):
             if f.name in overrides:
                 _check_config_value(f, overrides[f.name])
         return cls.config_cls(**overrides)
+
+    @classmethod
+    def _check_collision_options(cls, options: Mapping[str, Any] | None) -> dict[str, Any]:
+        """``collision_options`` as a dict of ``newton.CollisionPipeline`` keywords.
+
+        Raises:
+            ValueError: On a non-mapping, options for a scene without collisions, or an unknown keyword.
+        """
+        if options is None:
+            return {}
+        if not isinstance(options, Mapping):
+            raise ValueError(f"collision_options: expected a dict or None, got {type(options).__name__}")
+        if options and not cls.enable_collisions:
+            raise ValueError(f"collision_options: {cls.__name__} runs no collision pipeline; pass None")
+        accepted = set(inspect.signature(newton.CollisionPipeline.__init__).parameters) - {"self", "model"}
+        unknown = sorted(set(options) - accepted)
+        if unknown:
+            raise ValueError(
+                f"collision_options: unknown keyword(s) {unknown}; newton.CollisionPipeline takes {sorted(accepted)}"
+            )
+        return dict(options)
 
     def build_world(self, builder: newton.ModelBuilder) -> None:
         """Add one world's bodies, joints and shapes to ``builder`` (scene)."""
@@ -474,12 +535,21 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         """Model-level settings after ``finalize``, before the solver is built."""
 
     def _make_collision_pipeline(self) -> newton.CollisionPipeline:
-        """The collision pipeline run before each physics step (``enable_collisions``)."""
-        return newton.CollisionPipeline(self.model)
+        """The collision pipeline run before each physics step (``enable_collisions``), with ``collision_options``."""
+        return newton.CollisionPipeline(self.model, **self.collision_options)
 
     def _make_solver(self) -> newton.solvers.SolverBase:
-        """The solver, from ``self.solver_options``."""
-        return SolverSteel(self.model, **self.solver_options.as_kwargs())
+        """The solver, from ``self.solver_options``.
+
+        Restitution is switched off (``enable_restitution=False``) when no shape of the scene has a positive
+        restitution coefficient, where it has no effect: SolverSteel's sparse mass factors (chosen on CUDA) then
+        need no host-side restitution check in ``notify_model_changed``, which a captured step (friction
+        randomization at reset) cannot hold. A scene or user that gives a shape restitution keeps it on.
+        """
+        options = self.solver_options
+        if options.enable_restitution and not (self.model.shape_material_restitution.numpy() > 0.0).any():
+            options = self.solver_options = options.replace({"enable_restitution": False})
+        return SolverSteel(self.model, **options.as_kwargs())
 
     def _make_overflow_flags(self) -> wp.array:
         """The per-world capacity-loss flags, bool (world_count + 1,), the final entry global (it ends every
@@ -581,6 +651,9 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._reset_mask = wp.zeros(n + 1, dtype=wp.bool)
         self._next_step_mask = wp.zeros(n + 1, dtype=wp.bool)
         self._no_world = wp.zeros(n, dtype=wp.bool)
+        # int32 [1] flags read by the device (conditional graph nodes): any world ended / has a pending reset.
+        self._any_done = wp.zeros(1, dtype=wp.int32)
+        self._any_pending = wp.zeros(1, dtype=wp.int32)
         self._articulation_mask = wp.zeros(self.model.articulation_count, dtype=wp.bool)
         self._rng_state = wp.zeros(n, dtype=wp.uint32)
         self._noise_rng_state = wp.zeros(n, dtype=wp.uint32)
@@ -663,6 +736,12 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             info["final_obs"] = self._final_obs_t
             info["_final_obs"] = self._done_t
         return info
+
+    @property
+    def episode_length(self) -> torch.Tensor:
+        """Control steps taken in each world's current episode, (num_envs,) int32 on the env device: a view of
+        the env's counter (writable: rsl_rl's ``init_at_random_ep_len`` spreads the first time limits with it)."""
+        return self._episode_length_t
 
     @property
     def control_dt(self) -> float:
@@ -767,11 +846,14 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             selected.fill_(True)
         else:
             selected.copy_(mask_t)
-        self._reset_mask_t[self.num_envs] = False
-        self._warp_waits_for_torch()
-        self._reset_worlds(self._reset_mask)
-        self._observe()
-        self._torch_waits_for_warp()
+        # The final (global) entry, which clears a global capacity-loss flag, is selected when every world is
+        # reset (computed on the device: no host read).
+        self._reset_mask_t[self.num_envs :].copy_(selected.all().reshape(1))
+        with wp.ScopedDevice(self._wp_device):
+            self._warp_waits_for_torch()
+            self._reset_worlds(self._reset_mask)
+            self._observe(redraw=self._reset_mask)
+            self._torch_waits_for_warp()
         # Statistics of episodes ended before the reset are not reported again; NEXT_STEP resets pending
         # for the reset worlds are done.
         self._done_t.zero_()
@@ -808,14 +890,15 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         """
         self._check_open()
         actions_t = self._check_actions(actions)
-        if self._step_graph is not None:
-            self._actions_in_t.copy_(actions_t)
-            self._warp_waits_for_torch()
-            wp.capture_launch(self._step_graph)
-        else:
-            self._warp_waits_for_torch()
-            self._device_step(wp.from_torch(actions_t, dtype=wp.float32))
-        self._torch_waits_for_warp()
+        with wp.ScopedDevice(self._wp_device):
+            if self._step_graph is not None:
+                self._actions_in_t.copy_(actions_t)
+                self._warp_waits_for_torch()
+                wp.capture_launch(self._step_graph)
+            else:
+                self._warp_waits_for_torch()
+                self._device_step(wp.from_torch(actions_t, dtype=wp.float32))
+            self._torch_waits_for_warp()
         self._warn_overflow_once()
         return self._obs_t, self._reward_t, self._terminated_t, self._truncated_t, self._step_info
 
@@ -851,8 +934,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
         skip = self._next_step_mask if next_step else self._no_world
         self._update_contact_wrenches()
-        if next_step and self._any_world(self._next_step_mask_t):
-            self._reset_worlds(self._next_step_mask)
+        if next_step:
+            self._if_any(self._any_pending, self._reset_worlds, self._next_step_mask)
         self._post_physics()
         self._compute_terminations(self._terminated, self._truncated)
         self._find_nonfinite()
@@ -900,16 +983,46 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             ],
         )
 
+        wp.launch(
+            kernels.select_global_entry,
+            1,
+            inputs=[self._overflow_flags, self.num_envs],
+            outputs=[self._done_mask],
+            device=self._wp_device,
+        )
+        self._any_done.zero_()
+        self.launch_per_world(kernels.flag_any_world, inputs=[self._done_mask], outputs=[self._any_done])
+
         self._observe()
         if self.autoreset_mode == AutoresetMode.SAME_STEP:
-            if self._any_world(self._done_t):
-                wp.copy(self._final_obs, self._obs)
-                if self._camera is not None:
-                    wp.copy(self._final_pixels, self._pixels)
-                self._reset_worlds(self._done_mask)
-                self._observe()
+            # final_obs is copied every step (cheap, and the same bits whichever worlds ended); the reset and the
+            # second observation pass run on the device only when a world ended.
+            wp.copy(self._final_obs, self._obs)
+            self._if_any(self._any_done, self._reset_ended_worlds)
         elif next_step:
             wp.copy(self._next_step_mask, self._done_mask)
+            wp.copy(self._any_pending, self._any_done)
+
+    def _reset_ended_worlds(self) -> None:
+        """SAME_STEP autoreset: keep the ended worlds' pixels, reset them, observe the new episodes' start."""
+        if self._camera is not None:
+            wp.copy(self._final_pixels, self._pixels)
+        self._reset_worlds(self._done_mask)
+        self._observe(redraw=self._done_mask)
+
+    def _if_any(self, flag: wp.array, branch: Any, *args: Any) -> None:
+        """Run ``branch(*args)`` when the device flag ``flag[0]`` (int32) is set, without a host read.
+
+        In a capture this records a conditional graph node (Warp's ``capture_if``: CUDA 12.4+, and Warp's CPU
+        graphs); eagerly on the CPU it reads the flag (free there). Where conditional nodes are unavailable the
+        branch always runs: its launches are masked and then select nothing.
+        """
+        if self._wp_device.is_cuda and not wp.is_conditional_graph_supported():
+            branch(*args)
+        elif self._wp_device.is_cuda and not self._capturing:
+            branch(*args)  # eager CUDA stepping (debugging): masked launches, no host read
+        else:
+            wp.capture_if(flag, on_true=lambda: branch(*args))
 
     def render(self) -> np.ndarray | None:
         """Render world 0 (or the first ``render_num_worlds`` worlds, tiled) with Newton's ray-traced
@@ -1018,11 +1131,16 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             self._notify_model_changed(flags, world_mask)
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Release the CUDA graph and drop the references to Newton objects."""
+        """Release the captured graphs and the cameras, and drop the references to Newton objects, so their device
+        memory is freed now rather than at a later garbage collection (a camera refers back to the env)."""
         self._renderer = None
+        self._camera = None
         self._graph = None
+        self._step_graph = None
+        self._torch_streams.clear()
         self.solver = None
         self.collision_pipeline = None
+        self.observables = None
 
     # ------------------------------------------------------------------ internals
 
@@ -1096,14 +1214,17 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             device=self._wp_device,
         )
 
-    def _observe(self, out: wp.array | None = None) -> None:
-        out = self._obs if out is None else out
+    def _observe(self, redraw: wp.array | None = None) -> None:
+        """Observations of every world into ``self._obs`` (and the camera images); observation noise is drawn
+        anew for the worlds in ``redraw`` ((num_envs + 1,) bool; None: every world), the others get their last
+        draw again."""
+        out = self._obs
         self._compute_observations(out)
-        if self._obs_noise_std is not None and out.ndim == 2:
+        if self._obs_noise is not None:
             self.launch_per_world(
                 kernels.add_observation_noise,
-                inputs=[self._obs_noise_std],
-                outputs=[self._noise_rng_state, out],
+                inputs=[self._obs_noise_std, self._no_world if redraw is None else redraw, redraw is None],
+                outputs=[self._noise_rng_state, self._obs_noise, out],
             )
         wp.launch(
             kernels.sanitize_observations,
@@ -1113,31 +1234,38 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             device=self._wp_device,
         )
         if self._camera is not None:
-            image = self._final_pixels if out is self._final_obs else self._pixels
             if self.obs_mode == "rgb":
-                self._camera.draw(color=image)
+                self._camera.draw(color=self._pixels)
             else:
-                self._camera.draw(depth=image)
+                self._camera.draw(depth=self._pixels)
 
     def _flag_views(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The per-world cause flags reported in ``info``: overflow, non-finite state, non-finite action."""
         return self._overflow_t, self._nonfinite_t, self._nonfinite_action_t
 
-    def _any_world(self, mask: torch.Tensor) -> bool:
-        """Whether ``mask`` selects a world. On the CPU the read is free; on CUDA it would sync the host, and
-        during capture the graph must hold the launches, so then it answers True and the masked launches
-        run (selecting nothing when no world is masked)."""
-        return self._capturing or self._wp_device.is_cuda or bool(mask.any())
+    @property
+    def _torch_stream(self) -> wp.Stream | None:
+        """Torch's current stream on the env device, as a Warp stream (read at every call: a caller may switch
+        streams between calls); None on the CPU."""
+        if not self._wp_device.is_cuda:
+            return None
+        stream = torch.cuda.current_stream(self.torch_device)
+        cached = self._torch_streams.get(stream.cuda_stream)
+        if cached is None:
+            cached = self._torch_streams[stream.cuda_stream] = wp.stream_from_torch(stream)
+        return cached
 
     def _warp_waits_for_torch(self) -> None:
         """Order the Warp stream after the work torch queued so far (tensors written by torch); no host sync."""
-        if self._torch_stream is not None:
-            self._wp_device.stream.wait_stream(self._torch_stream)
+        torch_stream = self._torch_stream
+        if torch_stream is not None:
+            self._wp_device.stream.wait_stream(torch_stream)
 
     def _torch_waits_for_warp(self) -> None:
         """Order torch's current stream after the Warp work queued so far (the returned views); no host sync."""
-        if self._torch_stream is not None:
-            self._torch_stream.wait_stream(self._wp_device.stream)
+        torch_stream = self._torch_stream
+        if torch_stream is not None:
+            torch_stream.wait_stream(self._wp_device.stream)
 
     def _check_open(self) -> None:
         if self.closed:
@@ -1166,6 +1294,16 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             RuntimeWarning,
             stacklevel=3,
         )
+
+
+def throughput_kwargs(device: str | None) -> dict[str, Any]:
+    """Env keywords for loops that must not wait for the device every step (training, benchmarks, rollouts).
+
+    On CUDA, ``nonfinite_actions="end_episode"``: a NaN or infinite action ends its world's episode as a truncation,
+    reported in ``info["nonfinite_action"]`` and the episode statistics, instead of raising ValueError, which needs
+    a host read of every action batch. On the CPU the check is free, so nothing changes there.
+    """
+    return {"nonfinite_actions": "end_episode"} if str(device).startswith("cuda") else {}
 
 
 def check_actions(

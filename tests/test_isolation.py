@@ -40,3 +40,28 @@ def test_nonfinite_state_ends_only_its_world(env_id, value):
     for w in range(n):
         if w != bad:
             assert_world_bit_identical(env, twin, w)
+
+
+@pytest.mark.parametrize("graph_capture", [True, "physics"])
+@pytest.mark.parametrize("autoreset_mode", ["SameStep", "NextStep"])
+def test_observation_noise_of_a_world_does_not_depend_on_other_worlds_ending(graph_capture, autoreset_mode):
+    """World 0 ends (a NaN action) in one env and not in its twin: the other worlds' noisy observations and
+    final observations stay bitwise equal, whether or not the step ran its reset branch."""
+    kwargs = dict(
+        seed=3,
+        obs_noise_std=0.05,
+        nonfinite_actions="end_episode",
+        graph_capture=graph_capture,
+        autoreset_mode=autoreset_mode,
+    )
+    a, b = make(CARTPOLE, 4, **kwargs), make(CARTPOLE, 4, **kwargs)
+    for t in range(8):
+        actions = torch.full((4, 1), 0.1)
+        out_a = a.step(actions.clone())
+        if t == 3:
+            actions[0] = float("nan")
+        out_b = b.step(actions)
+        assert bool(out_b[3][0]) == (t == 3) and not out_a[3].any()
+        assert torch.equal(out_a[0][1:], out_b[0][1:]), f"step {t}: observations of worlds 1-3 differ"
+    for w in (1, 2, 3):
+        assert_world_bit_identical(a, b, w)

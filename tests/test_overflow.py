@@ -99,3 +99,73 @@ def test_sized_capacity_does_not_overflow_under_random_torques():
         for _ in range(40):
             info = env.step(torch.rand(N, 8, generator=g) * 2 - 1)[4]
             assert not info["constraint_overflow"].any()
+
+
+# A contact capacity of all worlds together too small for ants on the ground (measured: 29-34 contacts for 4 ants
+# at rest, 16 for ants 3 m up: self-contacts of the torso and legs): grounded ants overflow it, lifted ants do not;
+# the pipeline drops contacts and SolverSteel sets the global entry.
+TOO_FEW_CONTACTS = {"rigid_contact_max": 20}
+
+
+@pytest.mark.parametrize("autoreset_mode", ["SameStep", "NextStep"])
+def test_a_global_overflow_ends_every_world_once_and_does_not_latch(autoreset_mode):
+    env = make(ANT, N, seed=0, collision_options=TOO_FEW_CONTACTS, autoreset_mode=autoreset_mode, **KEEP)
+    with pytest.warns(RuntimeWarning, match="dropped"):
+        _, _, _, truncated, info = env.step(ZEROS)
+    # The natural trigger: the grounded ants' contacts overflow the pipeline's buffer, a global loss.
+    assert truncated.numpy().all() and info["constraint_overflow"].numpy().all()
+    assert (info["episode"]["l"].numpy() == 1).all()
+    if autoreset_mode == "NextStep":
+        env.step(ZEROS)  # the reset step
+    # Lifted ants touch nothing for the next steps: the cause is gone, and so must be its effect.
+    _lift(env, np.ones(N, bool))
+    for t in range(1, 6):
+        _, _, terminated, truncated, info = env.step(ZEROS)
+        assert not (terminated | truncated).numpy().any(), f"worlds ended at step {t} after the overflow"
+        assert not info["constraint_overflow"].numpy().any()
+    assert (env.episode_length.numpy() == 5).all()
+
+
+def test_a_set_global_entry_ends_every_world_at_one_step_only():
+    env = make(ANT, N, seed=0)
+    env.solver.constraint_overflow.assign(np.array([False] * N + [True]))
+    with pytest.warns(RuntimeWarning):
+        _, _, _, truncated, info = env.step(ZEROS)
+    assert truncated.numpy().all() and info["_episode"].numpy().all()
+    assert not env.solver.constraint_overflow.numpy().any(), "the autoreset left the global entry set"
+    for _ in range(3):
+        _, _, terminated, truncated, info = env.step(ZEROS)
+        assert not (terminated | truncated).numpy().any()
+    assert (env.episode_length.numpy() == 3).all()
+
+
+@pytest.mark.parametrize("how", ["seed", "no_seed", "mask_of_all_worlds"])
+def test_a_full_reset_clears_the_global_entry(how):
+    env = make(ANT, N, seed=0, autoreset_mode="Disabled")
+    env.solver.constraint_overflow.assign(np.array([False] * N + [True]))
+    if how == "seed":
+        env.reset(seed=1)
+    elif how == "no_seed":
+        env.reset()
+    else:
+        env.reset(options={"reset_mask": np.ones(N, bool)})
+    assert not env.solver.constraint_overflow.numpy().any()
+    _, _, terminated, truncated, info = env.step(ZEROS)
+    assert not (terminated | truncated).numpy().any() and not info["constraint_overflow"].numpy().any()
+
+
+def test_a_partial_reset_keeps_the_global_entry():
+    """Worlds not reset still ran through the global loss: their flag stays until they are reset too."""
+    env = make(ANT, N, seed=0, autoreset_mode="Disabled")
+    env.solver.constraint_overflow.assign(np.array([False] * N + [True]))
+    env.reset(options={"reset_mask": AIRBORNE})
+    assert env.solver.constraint_overflow.numpy()[N]
+
+
+def test_collision_options_are_checked():
+    with pytest.raises(ValueError, match="collision_options: unknown keyword\\(s\\) \\['rigid_contact_maximum'\\]"):
+        make(ANT, 1, collision_options={"rigid_contact_maximum": 8})
+    with pytest.raises(ValueError, match="collision_options: CartpoleBalanceEnv runs no collision pipeline"):
+        make("steel_envs/CartpoleBalance-v0", 1, collision_options={"rigid_contact_max": 8})
+    env = make(ANT, 2, collision_options={"rigid_contact_max": 64})
+    assert env.contacts.rigid_contact_max == 64 and env.collision_options == {"rigid_contact_max": 64}

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -98,3 +101,26 @@ def test_pixel_single_world_env_passes_env_checker(env_id, mode):
         check_env(env.unwrapped)
     with pytest.raises(ValueError, match="obs_mode"):
         make(env_id, 1, obs_mode="lidar")
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"obs_mode": "rgb", "render_size": (8, 6)}, {"render_mode": "rgb_array"}])
+def test_close_frees_the_env_without_a_garbage_collection(kwargs):
+    """``close()`` breaks the env <-> camera cycle and drops the step graph: the env (and its device memory) goes
+    with its last reference, not at a later collection (``bench`` builds many envs)."""
+    gc.collect()
+    gc.disable()
+    try:
+        env = make(CARTPOLE, 2, **kwargs)
+        if env.render_mode is not None:
+            env.render()
+        alive = weakref.ref(env)
+        env.close()
+        del env
+        assert alive() is None
+    finally:
+        gc.enable()
+
+
+def test_pixel_observations_allocate_no_unused_image():
+    env = make(CARTPOLE, 2, obs_mode="rgb", render_size=(8, 6))
+    assert env._camera.color is None  # the sensor writes into the observation images only

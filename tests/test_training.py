@@ -54,6 +54,28 @@ def test_rsl_rl_adapter_contract():
         RslRlVecEnv(make(CARTPOLE, 1, autoreset_mode="NextStep"))
 
 
+def test_rsl_rl_adapter_reads_statistics_once_per_interval_with_the_same_episodes():
+    """Gathered on the device and read every ``stats_interval`` steps: the same episodes, values and order as a
+    read every step, with ``on_episodes`` seeing every ended episode."""
+    logs, seen = {1: [], 8: []}, {1: [], 8: []}
+    for interval in logs:
+        env = make(CARTPOLE, 4, seed=0, max_episode_steps=10)
+        adapter = RslRlVecEnv(env, on_episodes=lambda r, _l, k=interval: seen[k].append(r), stats_interval=interval)
+        for t in range(24):
+            extras = adapter.step(torch.full((4, 1), 0.5))[3]
+            if interval == 8 and t % 8 != 7:
+                assert "log" not in extras
+            if "log" in extras:
+                logs[interval].append(extras["log"])
+    for key in logs[1][0]:
+        one = torch.cat([log[key] for log in logs[1]])
+        eight = torch.cat([log[key] for log in logs[8]])
+        assert torch.equal(one, eight), key
+    assert torch.equal(torch.cat(seen[1]), torch.cat(seen[8])) and len(torch.cat(seen[1])) == 8
+    with pytest.raises(ValueError, match="stats_interval"):
+        RslRlVecEnv(make(CARTPOLE, 1), stats_interval=0)
+
+
 def test_train_writes_checkpoints_tensorboard_and_curve(trained):
     run = trained.run_dir
     assert os.path.isfile(trained.checkpoint) and glob.glob(os.path.join(run, "events.out.tfevents.*"))

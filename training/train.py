@@ -133,14 +133,18 @@ def _resolve(args: TrainArgs, defaults: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def rsl_rl_config(hp: dict[str, Any]) -> dict[str, Any]:
-    """rsl_rl's ``OnPolicyRunner`` configuration dict from resolved hyper-parameters."""
+def rsl_rl_config(hp: dict[str, Any], device: str = "cpu") -> dict[str, Any]:
+    """rsl_rl's ``OnPolicyRunner`` configuration dict from resolved hyper-parameters.
+
+    On CUDA, rsl_rl's per-step NaN check (a host read every step) is off: the env's observations are already
+    finite (non-finite entries of an ended world are replaced by 0 and the rest clipped to ``obs_clip``).
+    """
     return {
         "num_steps_per_env": hp["num_steps_per_env"],
         "save_interval": hp["save_interval"],
         "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
         "logger": "tensorboard",
-        "check_for_nan": True,
+        "check_for_nan": not device.startswith("cuda"),
         "algorithm": {
             "class_name": "PPO",
             "num_learning_epochs": hp["num_learning_epochs"],
@@ -210,16 +214,22 @@ def train(args: TrainArgs) -> TrainResult:
 
     import steel_envs
     from steel_envs.adapters.rsl_rl import RslRlVecEnv
+    from steel_envs.vector_env import throughput_kwargs
 
     world_size, rank, local_rank = _distributed()
     device = args.device
     if world_size > 1 and device.startswith("cuda"):
         device = f"cuda:{local_rank}"
+    if device.startswith("cuda"):
+        # Before the env exists: Warp and torch then record their streams and events under this rank's device.
+        torch.cuda.set_device(torch.device(device))
     vector_cls = gym.envs.registration.load_env_creator(gym.spec(args.env_id).vector_entry_point)
     hp = _resolve(args, getattr(vector_cls, "train_defaults", {}))
     seed = args.seed + rank
     torch.manual_seed(seed)
-    env = steel_envs.make_vec(args.env_id, num_envs=hp["num_envs"], device=device, seed=seed)
+    env = steel_envs.make_vec(
+        args.env_id, num_envs=hp["num_envs"], device=device, seed=seed, **throughput_kwargs(device)
+    )
 
     start = time.perf_counter()
     steps_per_iteration = hp["num_envs"] * hp["num_steps_per_env"]
@@ -243,7 +253,8 @@ def train(args: TrainArgs) -> TrainResult:
         if target is not None and len(adapter.recent_returns) == adapter.recent_returns.maxlen and mean >= target:
             raise TargetReached
 
-    adapter = RslRlVecEnv(env, on_episodes=on_episodes)
+    # Episode statistics are read from the device once per rollout, not every step.
+    adapter = RslRlVecEnv(env, on_episodes=on_episodes, stats_interval=hp["num_steps_per_env"])
     inner_step = adapter.step
 
     def counting_step(actions):
@@ -260,7 +271,7 @@ def train(args: TrainArgs) -> TrainResult:
     console = contextlib.redirect_stdout(io.StringIO()) if args.quiet else contextlib.nullcontext()
     reached = False
     with console:
-        runner = make_runner(adapter, rsl_rl_config(hp), run_dir if rank == 0 else None, device)
+        runner = make_runner(adapter, rsl_rl_config(hp, device), run_dir if rank == 0 else None, device)
         try:
             runner.learn(num_learning_iterations=hp["max_iterations"])
         except TargetReached:

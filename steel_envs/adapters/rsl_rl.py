@@ -25,23 +25,36 @@ class RslRlVecEnv(VecEnv):
     - ``dones = terminated | truncated`` (int64); ``extras["time_outs"] = truncated & ~terminated``, so PPO
       bootstraps the value of episodes cut by the time limit or by a constraint overflow.
     - ``extras["log"]`` holds, per ended episode, ``Episode_Reward/<term>`` (the term's episode sum) and
-      ``Episode_Termination/<cause>`` (0 or 1), which rsl_rl averages per iteration into TensorBoard.
+      ``Episode_Termination/<cause>`` (0 or 1), which rsl_rl averages per iteration into TensorBoard. The
+      statistics are gathered on the device and read on the host once every ``stats_interval`` steps (one host
+      sync), in the ``extras`` of that step; with the rollout length as interval, every iteration logs the same
+      episodes as with an interval of 1, without a sync per step.
     - The env's outputs are views of its buffers, overwritten every step; rsl_rl keeps references to
       observations across a step, so this adapter hands it copies.
 
     Args:
         env: The vector env, in SAME_STEP autoreset mode.
         on_episodes: Optional callback ``(returns, lengths)`` with the returns and lengths (1-D tensors)
-            of the episodes that ended in each step, for progress bars and early stopping.
+            of the episodes that ended since its last call, for progress bars and early stopping; called every
+            ``stats_interval`` steps when episodes ended.
+        stats_interval: Steps between host reads of the episode statistics, >= 1 (rsl_rl's
+            ``num_steps_per_env`` makes it once per rollout).
 
     Raises:
         ValueError: If the env's autoreset mode is not SAME_STEP (rsl_rl never calls reset).
     """
 
     def __init__(
-        self, env: SteelVectorEnv, on_episodes: Callable[[torch.Tensor, torch.Tensor], None] | None = None
+        self,
+        env: SteelVectorEnv,
+        on_episodes: Callable[[torch.Tensor, torch.Tensor], None] | None = None,
+        stats_interval: int = 1,
     ) -> None:
         require_same_step(env, "rsl_rl")
+        if isinstance(stats_interval, bool) or not isinstance(stats_interval, int) or stats_interval < 1:
+            raise ValueError(f"stats_interval: expected an int >= 1, got {stats_interval!r}")
+        self.stats_interval = stats_interval
+        self._pending: list[dict[str, torch.Tensor]] = []
         self.env = env
         self.num_envs = env.num_envs
         self.num_actions = env.action_dim
@@ -61,12 +74,12 @@ class RslRlVecEnv(VecEnv):
     @property
     def episode_length_buf(self) -> torch.Tensor:
         """Steps taken in each world's current episode, (num_envs,) int32, a view of the env's counter."""
-        return self.env._episode_length_t
+        return self.env.episode_length
 
     @episode_length_buf.setter
     def episode_length_buf(self, value: torch.Tensor) -> None:
         # rsl_rl's init_at_random_ep_len spreads the time limits of the first episodes this way.
-        self.env._episode_length_t.copy_(value.clamp(0, self.env.max_episode_steps - 1))
+        self.env.episode_length.copy_(value.clamp(0, self.env.max_episode_steps - 1))
 
     def get_observations(self) -> TensorDict:
         """The current observations as ``TensorDict({"policy": obs})``."""
@@ -78,27 +91,39 @@ class RslRlVecEnv(VecEnv):
         self._obs = obs.clone()
         done = terminated | truncated
         extras: dict[str, Any] = {"time_outs": truncated & ~terminated}
-        ended = info["_episode"]
-        if bool(ended.any()):
-            episode = info["episode"]
-            log = {
-                f"Episode_Reward/{k[len('reward_') :]}": v[ended] for k, v in episode.items() if k.startswith("reward_")
-            }
-            log["Episode_Termination/terminated"] = terminated[ended].float()
-            log["Episode_Termination/time_out"] = (truncated & ~terminated)[ended].float()
-            log["Episode_Termination/constraint_overflow"] = episode["constraint_overflow"][ended].float()
-            log["Episode_Termination/nonfinite_state"] = info["nonfinite_state"][ended].float()
-            extras["log"] = log
-            returns = episode["r"][ended].clone()
-            self.recent_returns.extend(returns.tolist())
-            if self.on_episodes is not None:
-                self.on_episodes(returns, episode["l"][ended].clone())
+        episode = info["episode"]
+        # Copies of this step's statistics, kept on the device until the next read (no host sync here).
+        columns = {f"Episode_Reward/{k[len('reward_') :]}": v for k, v in episode.items() if k.startswith("reward_")}
+        columns["Episode_Termination/terminated"] = terminated.float()
+        columns["Episode_Termination/time_out"] = (truncated & ~terminated).float()
+        columns["Episode_Termination/constraint_overflow"] = episode["constraint_overflow"].float()
+        columns["Episode_Termination/nonfinite_state"] = info["nonfinite_state"].float()
+        columns["_ended"], columns["_r"], columns["_l"] = info["_episode"], episode["r"], episode["l"]
+        self._pending.append({k: v.clone() for k, v in columns.items()})
+        if len(self._pending) >= self.stats_interval:
+            log = self._read_pending()
+            if log:
+                extras["log"] = log
         return (
             TensorDict({"policy": self._obs.clone()}, batch_size=[self.num_envs]),
             reward.clone(),
             done.long(),
             extras,
         )
+
+    def _read_pending(self) -> dict[str, torch.Tensor]:
+        """The episodes ended since the last read, as rsl_rl's ``extras["log"]`` (one host sync); also feeds
+        ``recent_returns`` and ``on_episodes``."""
+        stacked = {k: torch.stack([p[k] for p in self._pending]) for k in self._pending[0]}
+        self._pending.clear()
+        ended = stacked.pop("_ended")
+        if not bool(ended.any()):
+            return {}
+        returns, lengths = stacked.pop("_r")[ended], stacked.pop("_l")[ended]
+        self.recent_returns.extend(returns.tolist())
+        if self.on_episodes is not None:
+            self.on_episodes(returns, lengths)
+        return {k: v[ended] for k, v in stacked.items()}
 
     def close(self) -> None:
         """Close the wrapped env."""

@@ -73,12 +73,13 @@ def _live_bytes(text: str) -> int:
 def _measure_env(env_id: str, num_envs: int, steps: int, device: str | None) -> list[BenchRow]:
     import steel_envs
     from steel_envs.vbd_env import VBDVectorEnv
+    from steel_envs.vector_env import throughput_kwargs
 
     report: list[str] = []
     tracker = wp.ScopedMemoryTracker("env", print=False, report_func=report.append)
     with tracker:
         start = time.perf_counter()
-        env = steel_envs.make_vec(env_id, num_envs=num_envs, device=device, seed=0)
+        env = steel_envs.make_vec(env_id, num_envs=num_envs, device=device, seed=0, **throughput_kwargs(device))
         g = torch.Generator(device=env.torch_device).manual_seed(0)
         shape = (num_envs, env.action_dim)
         env.step(torch.rand(shape, generator=g, device=env.torch_device) * 2 - 1)
