@@ -396,6 +396,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._graph = None
         self._step_graph = None
         self._capturing = False
+        # Resets of ended worlds as conditional graph nodes where the device supports them (CUDA 12.4+, CPU).
+        self._conditional_resets = not self._wp_device.is_cuda or wp.is_conditional_graph_supported()
         self.reset(seed=seed)
         # One capture, never two: memory Newton allocates lazily during a capture belongs to that graph, so a
         # second graph must not read memory first touched by a graph that is never launched. The captured
@@ -408,13 +410,31 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             self._graph = capture.graph
         elif graph_capture:
             # The whole device step (actions to observations, resets included) as one graph: one launch per step.
-            self._capturing = True
             try:
-                with wp.ScopedDevice(self._wp_device), _camera_profiling_off(), wp.ScopedCapture() as capture:
-                    self._device_step(self._actions_in)
-            finally:
-                self._capturing = False
-            self._step_graph = capture.graph
+                self._step_graph = self._capture_step()
+            except Exception as e:
+                if not self._conditional_resets:
+                    raise
+                # CUDA forbids some work inside a conditional node (allocations, cross-stream events); rather than
+                # fail, capture the resets unconditionally (masked launches that select nothing when no world ended).
+                warnings.warn(
+                    f"{type(self).__name__}: capturing the resets as conditional graph nodes failed "
+                    f"({type(e).__name__}: {e}); they run every step instead (masked)",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                self._conditional_resets = False
+                self._step_graph = self._capture_step()
+
+    def _capture_step(self) -> Any:
+        """Capture :meth:`_device_step` on the env device as one graph and return it."""
+        self._capturing = True
+        try:
+            with wp.ScopedDevice(self._wp_device), _camera_profiling_off(), wp.ScopedCapture() as capture:
+                self._device_step(self._actions_in)
+        finally:
+            self._capturing = False
+        return capture.graph
 
     @property
     def graph_captured(self) -> bool:
@@ -1017,7 +1037,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         graphs); eagerly on the CPU it reads the flag (free there). Where conditional nodes are unavailable the
         branch always runs: its launches are masked and then select nothing.
         """
-        if self._wp_device.is_cuda and not wp.is_conditional_graph_supported():
+        if not self._conditional_resets:
             branch(*args)
         elif self._wp_device.is_cuda and not self._capturing:
             branch(*args)  # eager CUDA stepping (debugging): masked launches, no host read
