@@ -70,7 +70,9 @@ def _live_bytes(text: str) -> int:
     return int(float(m.group(1)) * {"B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30}[m.group(2)])
 
 
-def _measure_env(env_id: str, num_envs: int, steps: int, device: str | None) -> list[BenchRow]:
+def _measure_env(
+    env_id: str, num_envs: int, steps: int, device: str | None, featherstone: bool = True
+) -> list[BenchRow]:
     import steel_envs
     from steel_envs.vbd_env import VBDVectorEnv
     from steel_envs.vector_env import throughput_kwargs
@@ -143,7 +145,7 @@ def _measure_env(env_id: str, num_envs: int, steps: int, device: str | None) -> 
     )
     row.notes["wrapper_overhead"] = per_step / bare_step - 1.0
     rows = [row, bare]
-    if not isinstance(env, VBDVectorEnv):
+    if featherstone and not isinstance(env, VBDVectorEnv):
         rows.append(_featherstone(env, steps))
     env.close()
     return rows
@@ -239,14 +241,16 @@ def bench(
     peers: bool = True,
     progress: Callable[[str], None] = print,
     shards: int = 1,
+    featherstone: bool = True,
 ) -> list[BenchRow]:
     """Measure every ID at every world count (also split over ``shards`` CPU processes when > 1), then the
-    Gymnasium peers; see the module docstring."""
+    Gymnasium peers; see the module docstring. ``featherstone=False`` skips the SolverFeatherstone row (its kernels
+    cost a first-use compile, which a time-boxed GPU check cannot spare)."""
     rows: list[BenchRow] = []
     for env_id in env_ids:
         for n in world_counts:
             progress(f"{env_id} x {n}")
-            rows += _measure_env(env_id, n, steps, device)
+            rows += _measure_env(env_id, n, steps, device, featherstone)
             if shards > 1 and n >= shards:
                 rows.append(_measure_sharded(env_id, n, shards, steps))
         gym_id = _MUJOCO_PEERS.get(env_id)

@@ -12,6 +12,10 @@
 #
 # Usage, from the repository root of the GPU machine, after `source .gpukit/b/unpack.sh` (shared/gpu-kit):
 #     bash training/benchmarks/gpu_check.sh <results-dir> [--device cuda:0]
+# With the device tool: one run carrying .gpukit/a copies it to /tmp/gpukit; the next (within ~30 s) carries .gpukit/b
+# (and .gpukit/cache/ holding a warp_cache.tar.xz from an earlier run's results, if any) and runs
+#     source .gpukit/b/unpack.sh && bash training/benchmarks/gpu_check.sh /tmp/gpu
+# (source unpack.sh in the shell itself, not in a pipe: its exports must reach the script).
 # Dry run of the same stages with tiny sizes (16 and 64 worlds, 20 steps, 20 s of training, 4 worlds of 16 x 16
 # pixels; the GPU tests skip themselves) on a CPU machine:
 #     bash training/benchmarks/gpu_check.sh /tmp/gpucheck_dry --device cpu
@@ -392,7 +396,7 @@ for n, env_id in plan():
     t = time.perf_counter()
     signal.alarm(max(1, int(remaining)))
     try:
-        new = B.bench([env_id], [n], steps, device, peers=False, progress=lambda message: None)
+        new = B.bench([env_id], [n], steps, device, peers=False, progress=lambda message: None, featherstone=False)
         status = "ok"
     except ItemTimeout:
         new, status = [], f"timeout after {time.perf_counter() - t:.0f} s (stage budget)"
@@ -692,6 +696,13 @@ PY
 
 PY=python3
 echo "gpu_check: device $DEVICE, budget $BUDGET s, results in $RESULTS"
+# First-use compilation of the CUDA kernels takes most of the budget on a fresh machine (2026-11-30, H200: the first
+# GPU test 64 s, each new scene 30-40 s). A Warp kernel cache saved by an earlier run (warp_cache.tar.xz in its
+# results) and carried in .gpukit/cache/ is restored first; Warp recompiles only the modules whose source changed.
+if [[ -f .gpukit/cache/warp_cache.tar.xz ]]; then
+  mkdir -p "$WARP_CACHE" && tar -C "$WARP_CACHE" -xJf .gpukit/cache/warp_cache.tar.xz &&
+    echo "gpu_check: restored the Warp kernel cache ($(cache_mb) MB) from .gpukit/cache/warp_cache.tar.xz"
+fi
 run_stage preflight 60 0 $PY "$RESULTS/scripts/preflight.py" "$DEVICE" "$RESULTS/preflight.json"
 if [[ $STAGE_RC -ne 0 ]]; then
   echo "gpu_check: the preflight failed (rc $STAGE_RC): no stage runs. See $RESULTS/preflight.log"
@@ -729,6 +740,11 @@ run_stage pixels 90 "$KEEP_SUMMARY" $PY "$RESULTS/scripts/pixels.py" "$DEVICE" "
 
 echo
 $PY "$RESULTS/scripts/summary.py" "$RESULTS" "$DEVICE" "$BUDGET" "$(elapsed)"
+# After the budget: the kernel cache for the next run (outside the 8 minutes; a few seconds with 16 cores).
+if [[ $DEVICE != cpu && -d $WARP_CACHE ]]; then
+  tar -C "$WARP_CACHE" -cf - . | xz -T0 -6 >"$RESULTS/warp_cache.tar.xz" &&
+    echo "gpu_check: saved the Warp kernel cache to $RESULTS/warp_cache.tar.xz ($(du -sm "$RESULTS/warp_cache.tar.xz" | cut -f1) MB)"
+fi
 if cut -f2 "$RESULTS/stages.tsv" | grep -qv '^ok$'; then
   echo "gpu_check: some stage did not pass (see above); exit 1"
   exit 1

@@ -5,7 +5,7 @@ hyper-parameters) until the mean return of the last 100 episodes reaches 475 of 
 and wall time it took. ``python -m steel_envs.training.benchmarks.learning ant --minutes 10`` trains AntRun
 for that long and prints the return curve (mean of the last 100 episodes) every ``--every`` seconds.
 Both print the device and the number of worlds they ran; ``--device cuda:0 --num-envs 4096`` is the GPU run
-(``training/benchmarks/gpu_ant.sh``).
+(``training/benchmarks/gpu_check.sh`` runs AntRun for 3 minutes on a GPU).
 """
 
 from __future__ import annotations
