@@ -190,7 +190,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         max_episode_steps: Time limit [control steps]; None: the task's default.
         solver_options: SolverSteel keywords overriding the scene's values, see :class:`SteelSolverOptions`.
         collision_options: Keywords of ``newton.CollisionPipeline`` (e.g. ``rigid_contact_max``, the contact
-            capacity of all worlds together; ``broad_phase``) overriding the scene's; only for scenes that collide.
+            capacity of all worlds together; ``broad_phase``) over the scene's ``collision_defaults``; only for
+            scenes that collide.
         render_mode: None or ``"rgb_array"`` (:meth:`render` returns frames).
         render_size: (width, height) of one world's frame [px].
         render_num_worlds: Worlds tiled into one rendered frame (the first ones).
@@ -226,6 +227,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
     """Run a CollisionPipeline before each physics step; False passes no contacts to the solver."""
     add_ground_plane: ClassVar[bool] = False
     """Add a ground plane shared by all worlds."""
+    collision_defaults: ClassVar[Mapping[str, Any]] = {"deterministic": True}
+    """The scene's ``newton.CollisionPipeline`` keywords before ``collision_options`` overrides. Deterministic contact
+    order (contacts sorted by a key of their shapes, not by the order threads found them) keeps a world's trajectory
+    independent of the number of worlds and of its index (``tests/test_world_count.py``)."""
     action_dim: ClassVar[int]
     """Action size per world."""
     solver_defaults: ClassVar[SteelSolverOptions] = SteelSolverOptions()
@@ -467,7 +472,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             ValueError: On a non-mapping, options for a scene without collisions, or an unknown keyword.
         """
         if options is None:
-            return {}
+            options = {}
         if not isinstance(options, Mapping):
             raise ValueError(f"collision_options: expected a dict or None, got {type(options).__name__}")
         if options and not cls.enable_collisions:
@@ -478,7 +483,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             raise ValueError(
                 f"collision_options: unknown keyword(s) {unknown}; newton.CollisionPipeline takes {sorted(accepted)}"
             )
-        return dict(options)
+        return {**cls.collision_defaults, **options}
 
     def build_world(self, builder: newton.ModelBuilder) -> None:
         """Add one world's bodies, joints and shapes to ``builder`` (scene)."""

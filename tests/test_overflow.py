@@ -168,4 +168,7 @@ def test_collision_options_are_checked():
     with pytest.raises(ValueError, match="collision_options: CartpoleBalanceEnv runs no collision pipeline"):
         make("steel_envs/CartpoleBalance-v0", 1, collision_options={"rigid_contact_max": 8})
     env = make(ANT, 2, collision_options={"rigid_contact_max": 64})
-    assert env.contacts.rigid_contact_max == 64 and env.collision_options == {"rigid_contact_max": 64}
+    assert env.contacts.rigid_contact_max == 64 and env.collision_options == {
+        "deterministic": True,
+        "rigid_contact_max": 64,
+    }
