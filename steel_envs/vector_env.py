@@ -954,7 +954,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         if self._capturing:
             self._simulate()  # inline: a graph launched inside a capture would not be recorded
         else:
-            self._physics()
+            self.physics()
 
         next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
         skip = self._next_step_mask if next_step else self._no_world
@@ -1169,8 +1169,14 @@ class SteelVectorEnv(gym.vector.VectorEnv):
 
     # ------------------------------------------------------------------ internals
 
-    def _physics(self) -> None:
-        """The physics of one control step: the captured graph, or the substeps eagerly."""
+    def physics(self) -> None:
+        """Advance every world by the physics of one control step (``decimation`` × collide + solver step) on the
+        current control: the captured physics graph (``graph_capture="physics"``) or eager launches.
+
+        :meth:`step` calls it between applying the actions and computing the terms when the whole step is not one
+        graph; replacing it on an instance (e.g. with a timed wrapper) instruments that part alone, as
+        ``steel-envs bench`` does to time the bare solver loop.
+        """
         if self._graph is not None:
             wp.capture_launch(self._graph)
         else:

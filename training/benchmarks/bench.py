@@ -103,7 +103,7 @@ def _measure_env(
     # workload) whose step graph holds only the substeps; the substeps are timed alone, bracketed by syncs.
     twin = steel_envs.make_vec(env_id, num_envs=num_envs, device=device, seed=0, graph_capture="physics")
     physics = [0.0]
-    run_physics = twin._physics
+    run_physics = twin.physics
 
     def timed_physics() -> None:
         _sync(twin)
@@ -119,7 +119,7 @@ def _measure_env(
     )
     for _ in range(3):
         twin.step(actions[0])
-    twin._physics = timed_physics
+    twin.physics = timed_physics
     for k in range(steps):
         twin.step(actions[k % len(actions)])
     twin.close()

@@ -1,0 +1,34 @@
+"""Structure the code keeps: ruff's lint (including SLF001: no module touches another's private attributes) and
+format pass on the whole checkout, as configured in pyproject.toml."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _ruff(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    exe = shutil.which("ruff")
+    command = [exe] if exe else [sys.executable, "-m", "ruff"]
+    return subprocess.run([*command, *args], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("args", [("check", "."), ("format", "--check", ".")], ids=["lint", "format"])
+def test_ruff_passes(args: tuple[str, ...]) -> None:
+    result = _ruff(*args)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_private_attribute_access_across_modules_is_caught() -> None:
+    """The SLF001 rule is on for the package: a probe that reads another object's private attribute fails it."""
+    probe = "def f(env):\n    return env._episode_length\n"
+    result = _ruff("check", "--stdin-filename", "steel_envs/probe.py", "-", stdin=probe)
+    assert result.returncode == 1 and "SLF001" in result.stdout, result.stdout
+    result = _ruff("check", "--stdin-filename", "tests/probe.py", "-", stdin=probe)
+    assert result.returncode == 0, result.stdout  # tests may inspect internals
