@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+import newton
 import numpy as np
 import warp as wp
 from newton.sensors import SensorCamera
@@ -69,7 +70,7 @@ class Renderer:
         device = model.device
         self.sensor = SensorCamera(model)
         self.sensor.create_default_light(enable_shadows=False)
-        ground = np.flatnonzero(model.shape_world.numpy() == -1)
+        ground = np.flatnonzero(model.shape_type.numpy() == int(newton.GeoType.PLANE))
         if len(ground):
             self.sensor.assign_checkerboard_material(shape_indices=ground)
         self.sensor.default_render_config.enable_textures = True

@@ -137,6 +137,7 @@ class VBDVectorEnv(SteelVectorEnv):
     """Particle-shape contact stiffness, ``Model.soft_contact_ke`` [N/m]."""
     soft_contact_kd: ClassVar[float] = 1.0e-2
     """Particle-shape contact damping, ``Model.soft_contact_kd``."""
+    ground_per_world: ClassVar[bool] = False  # no per-world model changes on SolverVBD: one shared ground
     soft_contact_mu: ClassVar[float] = 0.5
     """Particle-shape friction coefficient, ``Model.soft_contact_mu``."""
     soft_contact_gap: ClassVar[float] = 0.005

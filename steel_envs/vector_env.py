@@ -226,7 +226,11 @@ class SteelVectorEnv(gym.vector.VectorEnv):
     enable_collisions: ClassVar[bool] = True
     """Run a CollisionPipeline before each physics step; False passes no contacts to the solver."""
     add_ground_plane: ClassVar[bool] = False
-    """Add a ground plane shared by all worlds."""
+    """Add a ground plane."""
+    ground_per_world: ClassVar[bool] = True
+    """One ground plane in each world (a world's friction scale then scales its ground too: SolverSteel combines a
+    contact pair's friction coefficients by their mean, so with one shared, unscaled ground a world's factor s gave
+    an effective factor (1 + s) / 2 at equal coefficients). False: one plane shared by all worlds."""
     collision_defaults: ClassVar[Mapping[str, Any]] = {"deterministic": True}
     """The scene's ``newton.CollisionPipeline`` keywords before ``collision_options`` overrides. Deterministic contact
     order (contacts sorted by a key of their shapes, not by the order threads found them) keeps a world's trajectory
@@ -497,10 +501,12 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         world = newton.ModelBuilder()
         self._register_attributes(world)
         self.build_world(world)
+        if self.add_ground_plane and self.ground_per_world:
+            world.add_ground_plane()
         builder = newton.ModelBuilder()
         self._register_attributes(builder)
         builder.replicate(world, self.num_envs)
-        if self.add_ground_plane:
+        if self.add_ground_plane and not self.ground_per_world:
             builder.add_ground_plane()
         self._finalize_builder(builder)
         self.model = builder.finalize(device=self._wp_device)
