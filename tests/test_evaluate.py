@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 import torch
 from conftest import ANT, CARTPOLE, make
-from steel_envs.training.evaluate import evaluate, main
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from steel_envs.training.evaluate import bootstrap_interval, evaluate, main
 from test_physics import _rk4
 
 # A cart-pole that never terminates: |wrapped angle| <= pi < 3.5 and a rail far longer than reachable.
@@ -152,3 +154,34 @@ def test_success_rate_counts_info_success_on_the_last_step(success_distance, rat
     assert [r.success for r in result.episodes] == [bool(rate)] * 2
     cartpole = evaluate(CARTPOLE, ["zero"], episodes=2, num_envs=2, progress=False)
     assert cartpole.summaries[0].success_rate is None
+
+
+def _iqm(x, axis=-1):
+    from scipy import stats
+
+    return stats.trim_mean(x, 0.25, axis=axis)
+
+
+def _mean(x, axis=-1):
+    return np.mean(x, axis=axis)
+
+
+def test_a_constant_trimmed_sample_gets_a_finite_interval():
+    """BCa is undefined when the middle half of the sample is constant: it printed [nan, nan] before."""
+    sample = np.array([8, 20, 20, 20, 20, 20, 20, 20], float)
+    low, high = bootstrap_interval(sample, _iqm, 0.95, 500, 0)
+    assert np.isfinite([low, high]).all() and low <= 20.0 <= high
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.floats(-1e4, 1e4, allow_nan=False), min_size=1, max_size=24),
+    st.sampled_from(["mean", "iqm"]),
+)
+def test_every_interval_is_finite_and_contains_its_estimate(values, name):
+    sample = np.array(values, float)
+    statistic = _mean if name == "mean" else _iqm
+    estimate = float(statistic(sample))
+    low, high = bootstrap_interval(sample, statistic, 0.95, 200, 0)
+    assert np.isfinite([low, high]).all()
+    assert low <= estimate <= high

@@ -207,24 +207,53 @@ def _run(env_id, policy_name, seed, episodes, num_envs, sweep, device, env_kwarg
     return records
 
 
+def bootstrap_interval(
+    sample: np.ndarray, statistic: Callable, confidence: float, resamples: int, seed: int
+) -> tuple[float, float]:
+    """Bootstrap confidence interval of ``statistic`` over a 1-D ``sample`` (``scipy.stats.bootstrap``).
+
+    BCa (bias-corrected and accelerated) where it is defined; where it is not (its acceleration is 0/0 when the
+    jackknife values are all equal, e.g. an interquartile mean of a sample whose middle half is constant) or
+    where it does not contain the estimate, the percentile interval; a constant sample or one of fewer than 2
+    values gives the point interval. Every returned interval is finite (for a finite sample) and contains
+    ``statistic(sample)``: ``(min(low, estimate), max(high, estimate))``.
+
+    Returns:
+        (low, high) as floats.
+    """
+    import warnings
+
+    from scipy import stats
+
+    estimate = float(statistic(sample))
+    if len(sample) < 2 or np.ptp(sample) == 0.0:
+        return (estimate, estimate)
+    for method in ("BCa", "percentile"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # scipy's DegenerateDataWarning / RuntimeWarning where BCa is undefined
+            ci = stats.bootstrap(
+                (sample,),
+                statistic,
+                confidence_level=confidence,
+                n_resamples=resamples,
+                method=method,
+                rng=np.random.default_rng(seed),
+            ).confidence_interval
+        low, high = float(ci.low), float(ci.high)
+        if np.isfinite(low) and np.isfinite(high) and low <= estimate <= high:
+            return (low, high)
+    if not (np.isfinite(low) and np.isfinite(high)):
+        low = high = estimate
+    return (min(low, estimate), max(high, estimate))
+
+
 def _summarize(records: list[EpisodeRecord], confidence: float, resamples: int, seed: int) -> PolicySummary:
     from scipy import stats
 
     returns = np.array([r.episode_return for r in records], np.float64)
 
     def interval(statistic) -> tuple[float, float]:
-        if len(returns) < 2 or np.ptp(returns) == 0.0:
-            value = float(statistic(returns))
-            return (value, value)
-        ci = stats.bootstrap(
-            (returns,),
-            statistic,
-            confidence_level=confidence,
-            n_resamples=resamples,
-            method="BCa",
-            rng=np.random.default_rng(seed),
-        ).confidence_interval
-        return (float(ci.low), float(ci.high))
+        return bootstrap_interval(returns, statistic, confidence, resamples, seed)
 
     def iqm(x, axis=-1):
         return stats.trim_mean(x, 0.25, axis=axis)
