@@ -190,13 +190,36 @@ _TRAINING_COMMANDS = {
 }
 
 
+def _init_warp(quiet: bool) -> None:
+    """Initialize Warp; ``quiet`` keeps its native start-up notices (on a machine without a GPU, "Could not find or
+    load the NVIDIA CUDA driver" on every command, which also breaks progress bars) out of stderr."""
+    import os
+
+    import warp as wp
+
+    if not quiet:
+        wp.init()
+        return
+    sys.stderr.flush()
+    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        wp.init()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``steel-envs`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
     import warp as wp
 
     # Before Warp initializes, so its banner and kernel-load messages stay off unless asked for.
-    wp.config.log_level = wp.LOG_INFO if "--verbose" in argv else wp.LOG_WARNING
+    verbose = "--verbose" in argv
+    wp.config.log_level = wp.LOG_INFO if verbose else wp.LOG_WARNING
+    _init_warp(quiet=not verbose)
     if argv and argv[0] in _TRAINING_COMMANDS:
         import importlib
 
@@ -237,6 +260,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"steel-envs: unknown environment {args.env_id!r}; known: {', '.join(steel_envs.ENV_IDS)}", file=sys.stderr
         )
+        return 2
+    if args.num_envs < 1:
+        print(f"steel-envs rollout: --num-envs: expected an int >= 1, got {args.num_envs}", file=sys.stderr)
         return 2
     print(f"building {args.num_envs} worlds of {args.env_id} (the first run compiles Warp kernels, about a minute)")
     try:

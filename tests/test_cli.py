@@ -57,3 +57,13 @@ def test_rollout_runs_the_solver_vbd_scenes(env_id):
     r = _cli("rollout", env_id, "--num-envs", "2", "--steps", "3", "--device", "cpu", "--no-progress")
     assert r.returncode == 0, r.stderr
     assert "env-steps/s" in r.stdout and "ended by constraint overflow" in r.stdout
+
+
+def test_commands_print_no_cuda_driver_notice_and_reject_zero_worlds_first():
+    """On a machine without a GPU, Warp's native "Could not find or load the NVIDIA CUDA driver" notice stays out of
+    normal output; ``--num-envs 0`` is rejected in one line before anything is built."""
+    r = _cli("list")
+    assert "CUDA driver" not in r.stdout + r.stderr
+    r = _cli("rollout", "steel_envs/CartpoleBalance-v0", "--num-envs", "0", "--device", "cpu")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == "steel-envs rollout: --num-envs: expected an int >= 1, got 0"
