@@ -436,13 +436,13 @@ def flag_any_world(world_mask: wp.array[wp.bool], any_selected: wp.array[wp.int3
 
 
 @wp.kernel(enable_backward=False)
-def select_global_entry(overflow_flags: wp.array[wp.bool], world_count: wp.int32, done_mask: wp.array[wp.bool]):
-    """Select the final (global) entry of the reset mask when the global capacity-loss flag is set (one thread).
+def clear_global_entry(overflow_flags: wp.array[wp.bool], world_count: wp.int32):
+    """Clear the global capacity-loss flag once the step has ended every world for it (one thread).
 
-    A global overflow ends every world; resetting with the final entry selected clears the flag (SolverSteel's
-    ``reset``), so it does not end every following episode at its first step.
+    The flag latches until a reset selects the final entry (SolverSteel's ``reset``); it has been reported, so
+    clearing it here ends every world once, whatever the autoreset mode and however the worlds are reset later.
     """
-    done_mask[world_count] = overflow_flags[world_count]
+    overflow_flags[world_count] = False
 
 
 @wp.kernel(enable_backward=False)

@@ -11,6 +11,7 @@ trajectories are bitwise equal to the unsharded env's.
 from __future__ import annotations
 
 import multiprocessing as mp
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -215,6 +216,8 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Reset all worlds or ``options["reset_mask"]``; see :meth:`SteelVectorEnv.reset`."""
         options = {} if options is None else options
+        if not isinstance(options, Mapping):
+            raise ValueError(f"options: expected a dict or None, got {type(options).__name__}")
         unknown = sorted(set(options) - {"reset_mask"})
         if unknown:
             raise ValueError(f"options: unknown key(s) {unknown}; the only option is 'reset_mask'")

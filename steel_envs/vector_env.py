@@ -375,6 +375,11 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self.single_observation_space = gym.spaces.Box(-bound, bound, (obs_dim,), np.float32)
         self._camera = None
         if obs_mode != "state":
+            if self._obs_noise is not None:
+                raise ValueError(
+                    f"obs_noise_std: applies to state observations; with obs_mode={obs_mode!r} pass 0 (add noise to "
+                    "the images in the learner's pipeline)"
+                )
             from .rendering import Renderer
 
             width, height = self.render_size
@@ -422,7 +427,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             try:
                 self._step_graph = self._capture_step()
             except Exception as e:
-                if not self._conditional_resets:
+                if not (self._conditional_resets and self._wp_device.is_cuda):
                     raise
                 # CUDA forbids some work inside a conditional node (allocations, cross-stream events); rather than
                 # fail, capture the resets unconditionally (masked launches that select nothing when no world ended).
@@ -473,7 +478,9 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         """``collision_options`` as a dict of ``newton.CollisionPipeline`` keywords.
 
         Raises:
-            ValueError: On a non-mapping, options for a scene without collisions, or an unknown keyword.
+            ValueError: On a non-mapping, options for a scene without collisions, an unknown keyword, a non-bool for
+                a bool option or a capacity (``rigid_contact_max``, ``soft_contact_max``, ...) that is not None or
+                an int >= 1. Other values are checked by Newton.
         """
         if options is None:
             options = {}
@@ -481,12 +488,20 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             raise ValueError(f"collision_options: expected a dict or None, got {type(options).__name__}")
         if options and not cls.enable_collisions:
             raise ValueError(f"collision_options: {cls.__name__} runs no collision pipeline; pass None")
-        accepted = set(inspect.signature(newton.CollisionPipeline.__init__).parameters) - {"self", "model"}
-        unknown = sorted(set(options) - accepted)
+        parameters = inspect.signature(newton.CollisionPipeline.__init__).parameters
+        accepted = set(parameters) - {"self", "model"}
+        unknown = sorted(set(options) - accepted, key=str)
         if unknown:
             raise ValueError(
                 f"collision_options: unknown keyword(s) {unknown}; newton.CollisionPipeline takes {sorted(accepted)}"
             )
+        for name, value in options.items():
+            default = parameters[name].default
+            if isinstance(default, bool) and not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"collision_options['{name}']: expected a bool, got {value!r}")
+            bad_int = isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1
+            if name in _COLLISION_CAPACITIES and value is not None and bad_int:
+                raise ValueError(f"collision_options['{name}']: expected None or an int >= 1, got {value!r}")
         return {**cls.collision_defaults, **options}
 
     def build_world(self, builder: newton.ModelBuilder) -> None:
@@ -1014,13 +1029,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             ],
         )
 
-        wp.launch(
-            kernels.select_global_entry,
-            1,
-            inputs=[self._overflow_flags, self.num_envs],
-            outputs=[self._done_mask],
-            device=self._wp_device,
-        )
+        wp.launch(kernels.clear_global_entry, 1, inputs=[self._overflow_flags, self.num_envs], device=self._wp_device)
         self._any_done.zero_()
         self.launch_per_world(kernels.flag_any_world, inputs=[self._done_mask], outputs=[self._any_done])
 
@@ -1029,15 +1038,15 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             # final_obs is copied every step (cheap, and the same bits whichever worlds ended); the reset and the
             # second observation pass run on the device only when a world ended.
             wp.copy(self._final_obs, self._obs)
+            if self._camera is not None:
+                wp.copy(self._final_pixels, self._pixels)
             self._if_any(self._any_done, self._reset_ended_worlds)
         elif next_step:
             wp.copy(self._next_step_mask, self._done_mask)
             wp.copy(self._any_pending, self._any_done)
 
     def _reset_ended_worlds(self) -> None:
-        """SAME_STEP autoreset: keep the ended worlds' pixels, reset them, observe the new episodes' start."""
-        if self._camera is not None:
-            wp.copy(self._final_pixels, self._pixels)
+        """SAME_STEP autoreset: reset the ended worlds, observe the new episodes' start."""
         self._reset_worlds(self._done_mask)
         self._observe(redraw=self._done_mask)
 
@@ -1090,16 +1099,23 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             mass_scale: (num_envs,) factors > 0, or None to leave masses unchanged.
 
         Raises:
-            ValueError: On a wrong shape or a non-finite or non-positive factor; nothing changes then.
+            ValueError: On a wrong shape or dtype, or a factor that is not finite and > 0 in float32 (what the model
+                holds); nothing changes then.
+            RuntimeError: If the env is closed.
         """
+        self._check_open()
         checked = {}
         for name, value in (("friction_scale", friction_scale), ("mass_scale", mass_scale)):
             if value is None:
                 continue
-            arr = np.asarray(value.cpu() if isinstance(value, torch.Tensor) else value, dtype=np.float64)
+            raw = np.asarray(value.cpu() if isinstance(value, torch.Tensor) else value)
+            if raw.dtype.kind not in "iuf":
+                raise ValueError(f"{name}: expected {self.num_envs} real factors > 0, got dtype {raw.dtype}")
+            with np.errstate(over="ignore", under="ignore"):
+                arr = raw.astype(np.float32)
             if arr.shape != (self.num_envs,) or not (np.isfinite(arr).all() and (arr > 0).all()):
-                raise ValueError(f"{name}: expected {self.num_envs} finite factors > 0, got {value!r}")
-            checked[name] = arr.astype(np.float32)
+                raise ValueError(f"{name}: expected {self.num_envs} factors, finite and > 0 in float32, got {value!r}")
+            checked[name] = arr
         if "friction_scale" in checked:
             self._world_friction_scale.assign(checked["friction_scale"])
         if "mass_scale" in checked:
@@ -1182,7 +1198,11 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         :meth:`step` calls it between applying the actions and computing the terms when the whole step is not one
         graph; replacing it on an instance (e.g. with a timed wrapper) instruments that part alone, as
         ``steel-envs bench`` does to time the bare solver loop.
+
+        Raises:
+            RuntimeError: If the env is closed.
         """
+        self._check_open()
         if self._graph is not None:
             wp.capture_launch(self._graph)
         else:
@@ -1336,11 +1356,11 @@ class SteelVectorEnv(gym.vector.VectorEnv):
 def throughput_kwargs(device: str | None) -> dict[str, Any]:
     """Env keywords for loops that must not wait for the device every step (training, benchmarks, rollouts).
 
-    On CUDA, ``nonfinite_actions="end_episode"``: a NaN or infinite action ends its world's episode as a truncation,
-    reported in ``info["nonfinite_action"]`` and the episode statistics, instead of raising ValueError, which needs
-    a host read of every action batch. On the CPU the check is free, so nothing changes there.
+    On CUDA (``device``, or Warp's preferred device for None), ``nonfinite_actions="end_episode"``: a NaN or
+    infinite action ends its world's episode as a truncation, reported in ``info["nonfinite_action"]`` and the
+    episode statistics, instead of raising ValueError, which needs a host read of every action batch.
     """
-    return {"nonfinite_actions": "end_episode"} if str(device).startswith("cuda") else {}
+    return {"nonfinite_actions": "end_episode"} if wp.get_device(device).is_cuda else {}
 
 
 def check_actions(
@@ -1421,6 +1441,7 @@ def check_reset_mask(mask: Any, num_envs: int, device: torch.device) -> torch.Te
 
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+_COLLISION_CAPACITIES = ("rigid_contact_max", "soft_contact_max", "shape_pairs_max", "max_triangle_pairs")
 
 
 def _device_seed(seed: int) -> int:

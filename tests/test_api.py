@@ -358,3 +358,23 @@ def test_single_world_step_and_reset_validate_before_acting():
     np.testing.assert_array_equal(obs_a, obs_b)
     out = env.step(torch.tensor([0.5], requires_grad=True))
     assert isinstance(out[0], np.ndarray)
+
+
+def test_bad_inputs_found_by_a_breaking_trial():
+    """Each raised a confusing error, or none, before: now a ValueError or RuntimeError naming the argument."""
+    with pytest.raises(ValueError, match="obs_noise_std: applies to state observations"):
+        make(CARTPOLE, 2, obs_mode="rgb", render_size=(8, 6), obs_noise_std=0.1)
+    env = make(CARTPOLE, 4)
+    before = env.model.body_mass.numpy().copy()
+    for bad in ([1.0, 1e-50, 1.0, 1.0], [1.0, 1e39, 1.0, 1.0], ["1"] * 4, np.ones(4, complex), np.ones(4, bool)):
+        with pytest.raises(ValueError, match="mass_scale"):
+            env.set_world_parameters(mass_scale=bad)
+    assert np.array_equal(env.model.body_mass.numpy(), before)
+    env.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        env.set_world_parameters(mass_scale=[1.0] * 4)
+    with pytest.raises(RuntimeError, match="closed"):
+        env.physics()
+    from steel_envs.vector_env import throughput_kwargs
+
+    assert throughput_kwargs(None) == throughput_kwargs("cpu") == {}  # Warp's preferred device here is the CPU

@@ -27,7 +27,7 @@ VBD = {"steel_envs/ClothFold-v0", "steel_envs/SoftPush-v0"}
 def features(env_id: str, variant: int) -> dict:
     """Every optional feature that ``env_id`` supports, with autoreset mode and observation mode by variant."""
     kwargs: dict = {
-        "obs_noise_std": 0.01,
+        "obs_noise_std": 0.01 if variant == 0 else 0.0,  # state observations only
         "action_delay_steps": 2,
         "autoreset_mode": ("SameStep", "NextStep", "Disabled")[variant],
         "obs_mode": ("state", "rgb", "depth")[variant],

@@ -154,17 +154,30 @@ def test_a_full_reset_clears_the_global_entry(how):
     assert not (terminated | truncated).numpy().any() and not info["constraint_overflow"].numpy().any()
 
 
-def test_a_partial_reset_keeps_the_global_entry():
-    """Worlds not reset still ran through the global loss: their flag stays until they are reset too."""
+@pytest.mark.parametrize("reset_masks", [[], [AIRBORNE], [AIRBORNE, ~AIRBORNE]], ids=["none", "half", "halves"])
+def test_without_autoreset_the_global_entry_ends_every_world_once(reset_masks):
+    """Disabled autoreset: the step that reports the global loss clears it, so worlds reset afterwards, by any
+    masks, start clean (before: two partial resets covering every world left it set for good)."""
     env = make(ANT, N, seed=0, autoreset_mode="Disabled")
     env.solver.constraint_overflow.assign(np.array([False] * N + [True]))
-    env.reset(options={"reset_mask": AIRBORNE})
-    assert env.solver.constraint_overflow.numpy()[N]
+    with pytest.warns(RuntimeWarning):
+        _, _, _, truncated, info = env.step(ZEROS)
+    assert truncated.numpy().all() and info["constraint_overflow"].numpy().all()
+    assert not env.solver.constraint_overflow.numpy().any()
+    for mask in reset_masks:
+        env.reset(options={"reset_mask": mask})
+    _, _, _, _, info = env.step(ZEROS)
+    assert not info["constraint_overflow"].numpy().any()
 
 
 def test_collision_options_are_checked():
     with pytest.raises(ValueError, match="collision_options: unknown keyword\\(s\\) \\['rigid_contact_maximum'\\]"):
         make(ANT, 1, collision_options={"rigid_contact_maximum": 8})
+    for value in (-5, 0, 10.5, "100", True):
+        with pytest.raises(ValueError, match=r"collision_options\['rigid_contact_max'\]: expected None or an int >= 1"):
+            make(ANT, 1, collision_options={"rigid_contact_max": value})
+    with pytest.raises(ValueError, match=r"collision_options\['deterministic'\]: expected a bool"):
+        make(ANT, 1, collision_options={"deterministic": "no"})
     with pytest.raises(ValueError, match="collision_options: CartpoleBalanceEnv runs no collision pipeline"):
         make("steel_envs/CartpoleBalance-v0", 1, collision_options={"rigid_contact_max": 8})
     env = make(ANT, 2, collision_options={"rigid_contact_max": 64})

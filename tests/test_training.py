@@ -76,6 +76,20 @@ def test_rsl_rl_adapter_reads_statistics_once_per_interval_with_the_same_episode
         RslRlVecEnv(make(CARTPOLE, 1), stats_interval=0)
 
 
+def test_rsl_rl_adapter_hands_pending_statistics_over_at_close():
+    seen = []
+    adapter = RslRlVecEnv(
+        make(CARTPOLE, 4, seed=0, max_episode_steps=5),
+        on_episodes=lambda r, _l: seen.append(r),
+        stats_interval=np.int64(7),
+    )
+    for _ in range(10):
+        adapter.step(torch.full((4, 1), 0.5))
+    assert sum(len(r) for r in seen) == 4  # the 4 episodes ended at step 5, read at step 7
+    adapter.close()
+    assert sum(len(r) for r in seen) == 8  # the 4 ended at step 10, still pending, handed over at close
+
+
 def test_train_writes_checkpoints_tensorboard_and_curve(trained):
     run = trained.run_dir
     assert os.path.isfile(trained.checkpoint) and glob.glob(os.path.join(run, "events.out.tfevents.*"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -51,9 +52,9 @@ class RslRlVecEnv(VecEnv):
         stats_interval: int = 1,
     ) -> None:
         require_same_step(env, "rsl_rl")
-        if isinstance(stats_interval, bool) or not isinstance(stats_interval, int) or stats_interval < 1:
+        if isinstance(stats_interval, bool) or not isinstance(stats_interval, numbers.Integral) or stats_interval < 1:
             raise ValueError(f"stats_interval: expected an int >= 1, got {stats_interval!r}")
-        self.stats_interval = stats_interval
+        self.stats_interval = int(stats_interval)
         self._pending: list[dict[str, torch.Tensor]] = []
         self.env = env
         self.num_envs = env.num_envs
@@ -126,5 +127,7 @@ class RslRlVecEnv(VecEnv):
         return {k: v[ended] for k, v in stacked.items()}
 
     def close(self) -> None:
-        """Close the wrapped env."""
+        """Hand the statistics still pending to ``recent_returns`` and ``on_episodes``, then close the wrapped env."""
+        if self._pending:
+            self._read_pending()
         self.env.close()
