@@ -2,7 +2,7 @@
 
 A concrete environment is a scene (``steel_envs.envs``: model, solver options, actuation, initial
 state) plus a task (``steel_envs.tasks``: observations, rewards, terminations, typed config). This module
-knows neither; it owns the contract of ``shared/DESIGN.md``: spaces, the order of a step, autoreset,
+knows neither; it owns the contract (README, "The contract"): spaces, the order of a step, autoreset,
 episode statistics, the constraint-overflow term and the torch views. The solver-specific parts are the
 "solver hooks" below; ``steel_envs.vbd_env.VBDVectorEnv`` overrides them for SolverVBD scenes.
 """
@@ -1114,7 +1114,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             with np.errstate(over="ignore", under="ignore"):
                 arr = raw.astype(np.float32)
             if arr.shape != (self.num_envs,) or not (np.isfinite(arr).all() and (arr > 0).all()):
-                raise ValueError(f"{name}: expected {self.num_envs} factors, finite and > 0 in float32, got {value!r}")
+                raise ValueError(f"{name}: expected {self.num_envs} finite factors > 0 (in float32), got {value!r}")
             checked[name] = arr
         if "friction_scale" in checked:
             self._world_friction_scale.assign(checked["friction_scale"])
@@ -1360,7 +1360,11 @@ def throughput_kwargs(device: str | None) -> dict[str, Any]:
     infinite action ends its world's episode as a truncation, reported in ``info["nonfinite_action"]`` and the
     episode statistics, instead of raising ValueError, which needs a host read of every action batch.
     """
-    return {"nonfinite_actions": "end_episode"} if wp.get_device(device).is_cuda else {}
+    try:
+        cuda = wp.get_device(device).is_cuda
+    except Exception:  # not a device: the env's own check names the argument
+        return {}
+    return {"nonfinite_actions": "end_episode"} if cuda else {}
 
 
 def check_actions(
