@@ -14,6 +14,7 @@ import newton
 import newton.examples
 import numpy as np
 import warp as wp
+from steel_envs.envs.joint_limits import JointLimitProjection
 
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.vector_env import InitialStateSpec, SteelVectorEnv, TaskConfig
@@ -38,6 +39,9 @@ class AntSceneConfig(TaskConfig):
     """Hinge torque at action 1 [N m]: the ``gear`` of nv_ant.xml's motors."""
     reset_noise_scale: float = 0.1
     """Initial q noise U(-s, s) on every coordinate, qd noise s * N(0, 1) (Gymnasium Ant-v5)."""
+    project_joint_limits: bool = True
+    """Clamp the hinges back into their limits after every physics step (see the scene's docstring); False leaves
+    the limits to the solver's rows alone (for physics checks)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -62,6 +66,22 @@ class AntScene(SteelVectorEnv):
     Physics: dt 0.01 s, decimation 5 (control dt 0.05 s, Gymnasium Ant-v5's ``frame_skip=5`` at
     ``timestep=0.01``). Action: 8 values in [-1, 1], hinge torques ``action * action_scale`` [N m] in
     :data:`HINGE_NAMES` order.
+
+    Joint limits: the 8 hinges keep nv_ant.xml's ranges (hips +-40 deg, ankles 30-100 deg); no effort limit is
+    declared (the torques are at most ``action_scale``). They are enforced in two layers:
+
+    - SolverSteel's limit rows, ``joint_limit_activation_gap=2.0`` rad (wider than every hinge's range: a row for
+      every limit side in every step). With the former gap of 0.1 rad a hinge crossed its limit within one physics
+      step (the light legs reach 60-85 rad/s under full torque, 0.6-0.85 rad per 0.01 s step) and overshot it by up
+      to 0.6 rad.
+    - The rows leave a residual where a loaded foot's contact and friction rows are coupled to the limit rows: the
+      Gauss-Seidel sweep converges slowly there, or alternates between two states with friction (measured up to
+      0.1 rad past a limit at 12 iterations; more iterations alone do not remove the alternation, and
+      ``relaxation=0.8`` with 32 iterations, which brings it to 0.015 rad, costs a quarter of the throughput).
+      With ``project_joint_limits`` (default) the env clamps each hinge into its range after every physics step,
+      drops the joint velocity pointing out of it and re-runs forward kinematics
+      (:class:`~steel_envs.envs.joint_limits.JointLimitProjection`, which describes the clamp's side effects), so
+      no hinge is ever observed past its limit.
     """
 
     config_cls = AntSceneConfig
@@ -76,13 +96,15 @@ class AntScene(SteelVectorEnv):
     camera_target = (0.0, 0.0, 0.4)
     solver_defaults = SteelSolverOptions(
         # The hinges have limits the motors can push past; the options page: enable limits for robots
-        # that have them. A finite activation gap [rad] creates a limit's rows only near the limit.
+        # that have them, and keep the activation gap [rad] above 2 * max|qd| * dt. Full torque drives the
+        # light legs at up to 85 rad/s: 2 * 85 * 0.01 = 1.7 rad, more than a hinge's whole range (1.2-1.4 rad),
+        # so every limit side has its row in every step (16 rows), as with inf.
         enable_joint_limits=True,
-        joint_limit_activation_gap=0.1,
-        # Measured with row_watermark=True (newton 1.8.0, CPU, 64 worlds, 200 steps of random torques,
-        # the gap above): up to 91 rows per world, mostly contact rows of the legs on the ground; the
-        # default 32 overflows in every world resting on the ground. 192 keeps 2x headroom; the overflow
-        # term ends the episode of a world that still exceeds it.
+        joint_limit_activation_gap=2.0,
+        # Measured with row_watermark=True (newton 1.8.0, CPU, 8-32 worlds, 150-300 steps of random, bang-bang
+        # and saturated torques, terminations on and off): up to 97 rows per world (16 limit rows, the rest
+        # contact rows of the legs on the ground); the default 32 overflows in every world resting on the
+        # ground. 192 keeps 2x headroom; the overflow term ends the episode of a world that still exceeds it.
         articulation_constraint_max=192,
     )
 
@@ -102,6 +124,16 @@ class AntScene(SteelVectorEnv):
             qd_noise_kind="gaussian",
             quat_coord=3,
         )
+
+    def _setup_scene(self) -> None:
+        self._limit_projection = (
+            JointLimitProjection(self.model, self.solver) if self.config.project_joint_limits else None
+        )
+
+    def _after_substep(self, state: newton.State) -> None:
+        super()._after_substep(state)
+        if self._limit_projection is not None:
+            self._limit_projection.apply(state)
 
     def _apply_actions(self) -> None:
         wp.launch(

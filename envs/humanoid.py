@@ -14,6 +14,7 @@ import newton
 import newton.examples
 import numpy as np
 import warp as wp
+from steel_envs.envs.joint_limits import JointLimitProjection
 
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.vector_env import InitialStateSpec, SteelVectorEnv, TaskConfig
@@ -49,6 +50,9 @@ class HumanoidSceneConfig(TaskConfig):
     """Initial torso height [m] (Gymnasium Humanoid-v5's init_qpos)."""
     reset_noise_scale: float = 0.01
     """U(-s, s) noise on every coordinate and velocity (Humanoid-v5)."""
+    project_joint_limits: bool = True
+    """Clamp the hinges back into their limits after every physics step (see the scene's docstring); False leaves
+    the limits to the solver's rows alone (for physics checks)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -73,6 +77,19 @@ class HumanoidScene(SteelVectorEnv):
 
     Physics: dt 0.005 s, decimation 3 (control dt 0.015 s, Gymnasium Humanoid-v5's). Action: 21 values in
     [-1, 1], hinge torques ``action * gear * action_scale`` [N m] in :data:`ACTUATED` order.
+
+    Joint limits: every hinge keeps the range of nv_humanoid.xml; no effort limit is declared (the torques are at
+    most ``gear * action_scale``). They are enforced in two layers:
+
+    - SolverSteel's limit rows, ``joint_limit_activation_gap=1.0`` rad (a limit side has its row whenever the hinge
+      is within 1 rad of it). With the former gap of 0.1 rad an ankle crossed its limit within one physics step (up
+      to 87 rad/s under bang-bang torques, 0.44 rad per 0.005 s step) and overshot it by up to 0.24 rad.
+    - The rows leave a residual where the contact rows of a loaded foot are coupled to the ankle's or hip's limit
+      rows: the Gauss-Seidel sweep needs 100 or more iterations there (measured up to 0.12 rad past a limit at 12
+      iterations, 0.05 rad at 32). With ``project_joint_limits`` (default) the env clamps each hinge into its range
+      after every physics step, drops the joint velocity pointing out of it and re-runs forward kinematics
+      (:class:`~steel_envs.envs.joint_limits.JointLimitProjection`, which describes the clamp's side effects), so
+      no hinge is ever observed past its limit.
     """
 
     config_cls = HumanoidSceneConfig
@@ -86,13 +103,18 @@ class HumanoidScene(SteelVectorEnv):
     camera_eye = (1.0, -4.0, 1.6)
     camera_target = (0.0, 0.0, 0.9)
     solver_defaults = SteelSolverOptions(
-        # Limits as the XML declares them, created only within 0.1 rad of a limit.
+        # Limits as the XML declares them. The options page: keep the activation gap [rad] above
+        # 2 * max|qd| * dt; bang-bang torques drive an ankle at up to 87 rad/s, 2 * 87 * 0.005 = 0.87 rad. The
+        # former 0.1 rad let a hinge cross its limit within one step; 1.0 rad gives the same motion as inf
+        # (measured bit for bit) with fewer rows on the wide joints (knees, elbows, abdomen).
         enable_joint_limits=True,
-        joint_limit_activation_gap=0.1,
-        # Measured with row_watermark=True (newton 1.8.0, CPU): 192 rows per world at 32 worlds x 150 steps of
-        # random torques, 215-232 for a humanoid lying on the ground (contacts of every capsule, self-contacts,
-        # limits); 384 keeps about 1.8x headroom over the largest.
-        articulation_constraint_max=384,
+        joint_limit_activation_gap=1.0,
+        # Measured with row_watermark=True (newton 1.8.0, CPU, 32 worlds x 300 steps of random, bang-bang and
+        # saturated torques, with rows for every limit side, a superset of the gap above): up to 222 rows per
+        # world with the task's terminations, 366 for humanoids left lying on the ground
+        # (terminate_when_unhealthy=False; contacts of every capsule, self-contacts); 480 keeps the options
+        # page's 1.3x headroom over the largest.
+        articulation_constraint_max=480,
     )
 
     def build_world(self, builder: newton.ModelBuilder) -> None:
@@ -115,6 +137,14 @@ class HumanoidScene(SteelVectorEnv):
 
     def _setup_scene(self) -> None:
         self._gears = wp.array(_gears(), dtype=wp.float32, device=self._wp_device)
+        self._limit_projection = (
+            JointLimitProjection(self.model, self.solver) if self.config.project_joint_limits else None
+        )
+
+    def _after_substep(self, state: newton.State) -> None:
+        super()._after_substep(state)
+        if self._limit_projection is not None:
+            self._limit_projection.apply(state)
 
     def _apply_actions(self) -> None:
         wp.launch(

@@ -14,7 +14,6 @@ import newton
 import numpy as np
 import warp as wp
 
-from steel_envs import kernels
 from steel_envs.solver_options import VBDSolverOptions
 from steel_envs.vbd_env import VBDVectorEnv
 from steel_envs.vector_env import InitialStateSpec, TaskConfig
@@ -76,6 +75,36 @@ class SoftSceneConfig(TaskConfig):
 
 
 @wp.kernel(enable_backward=False)
+def _pusher_targets(
+    actions: wp.array2d[wp.float32],
+    max_speed: wp.float32,
+    dt: wp.float32,
+    body_world_start: wp.array[wp.int32],
+    dof_world_start: wp.array[wp.int32],
+    body_q: wp.array[wp.transform],
+    lower: wp.array[wp.float32],
+    upper: wp.array[wp.float32],
+    joint_target_qd: wp.array[wp.float32],
+):
+    """Velocity target of gantry DOF ``k`` of world ``w``: ``action * max_speed``, clamped so that one physics step at
+    the target ends inside the DOF's limits (``(lower - q) / dt <= target <= (upper - q) / dt``). ``q`` is read from
+    the bodies (SolverVBD keeps no joint coordinates): the carriage's x for ``gantry_x``, the pusher's y relative to
+    the carriage for ``gantry_y``."""
+    w, k = wp.tid()
+    b = body_world_start[w]
+    carriage = wp.transform_get_translation(body_q[b])
+    pusher = wp.transform_get_translation(body_q[b + 1])
+    q = carriage[0]
+    if k == 1:
+        q = pusher[1] - carriage[1]
+    d = dof_world_start[w] + k
+    target = actions[w, k] * max_speed
+    if wp.isfinite(q):
+        target = wp.clamp(target, (lower[d] - q) / dt, (upper[d] - q) / dt)
+    joint_target_qd[d] = target
+
+
+@wp.kernel(enable_backward=False)
 def _spawn_blocks(
     world_mask: wp.array[wp.bool],
     spawn: wp.float32,
@@ -94,11 +123,43 @@ def _spawn_blocks(
         particle_q[i] = particle_q[i] + offset
 
 
+def _reject_unenforced_limits(model: newton.Model) -> None:
+    """Raise ValueError if a DOF declares an effort or velocity limit: SolverVBD ignores both.
+
+    A declared limit is one below the builder's default (1e6), which stands for none.
+    """
+    default = newton.ModelBuilder.JointDofConfig()
+    qd_start = model.joint_qd_start.numpy()
+    for name, values, unlimited in (
+        ("joint_effort_limit", model.joint_effort_limit.numpy(), default.effort_limit),
+        ("joint_velocity_limit", model.joint_velocity_limit.numpy(), default.velocity_limit),
+    ):
+        for j in range(model.joint_count):
+            for d in range(int(qd_start[j]), int(qd_start[j + 1])):
+                if values[d] < unlimited:
+                    raise ValueError(
+                        f"joint {model.joint_label[j]!r} declares {name} = {values[d]:g} on DOF {d - qd_start[j]}, "
+                        f"which SolverVBD does not enforce; remove it or enforce it in the scene"
+                    )
+
+
 class SoftScene(VBDVectorEnv):
     """A soft block and a velocity-driven box pusher on a 2-DOF gantry, on SolverVBD.
 
     Physics: dt 0.01 s, decimation 5 (control dt 0.05 s). Action: 2 values in [-1, 1], the pusher's x, y velocity
-    targets ``action * max_pusher_speed`` [m/s].
+    targets ``action * max_pusher_speed`` [m/s], clamped by the env before every physics step to the gantry's
+    limits (below).
+
+    Joint limits: the gantry's travel is +-0.6 m on x and y. SolverVBD enforces position limits only as a spring
+    (``joint_limit_ke = 1e4`` N/m, ``joint_limit_kd = 10``), which the drive compresses: a saturated action held the
+    pusher 2 cm past the limit. So the env clamps each velocity target before every physics step to
+    ``[(lower - q) / dt, (upper - q) / dt]``, the velocities that end the step inside the range, with ``q`` the
+    DOF's coordinate read from the bodies; the pusher then stops at the limit (measured at most 1 mm past it) and
+    the spring remains as a backstop. SolverVBD does not enforce ``joint_effort_limit`` or
+    ``joint_velocity_limit`` at all (its reference page lists both as not supported): the gantry declares neither
+    (the builder's defaults, 1e6, mean none), the drive force is ``drive_damping * (target - v)`` unbounded, and
+    the pusher's speed is bounded by ``max_pusher_speed`` through the target. A scene that declares either on a
+    DOF makes construction raise ValueError naming the joint.
 
     Materials: the block's Lame parameters from ``block_youngs_modulus`` and ``block_poisson_ratio``
     (``k_mu = E / (2 (1 + nu))``, ``k_lambda = E nu / ((1 + nu)(1 - 2 nu))``), ``k_damp = 1e-3``; particle-ground
@@ -198,11 +259,27 @@ class SoftScene(VBDVectorEnv):
         z = np.zeros(2)
         return InitialStateSpec(default_q=np.asarray(PUSHER_START), default_qd=z, q_noise=z, qd_noise=z)
 
+    def _setup_scene(self) -> None:
+        _reject_unenforced_limits(self.model)
+
     def _apply_actions(self) -> None:
+        """The velocity targets are written in :meth:`_before_substep`, from ``self._actions`` and the state."""
+
+    def _before_substep(self, state: newton.State) -> None:
+        m = self.model
         wp.launch(
-            kernels.scaled_dof_targets,
+            _pusher_targets,
             (self.num_envs, self.action_dim),
-            inputs=[self._actions, float(self.config.max_pusher_speed), self.model.joint_dof_world_start],
+            inputs=[
+                self._actions,
+                float(self.config.max_pusher_speed),
+                float(self.physics_dt),
+                m.body_world_start,
+                m.joint_dof_world_start,
+                state.body_q,
+                m.joint_limit_lower,
+                m.joint_limit_upper,
+            ],
             outputs=[self.control.joint_target_qd],
             device=self._wp_device,
         )
