@@ -1057,10 +1057,9 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         graphs); eagerly on the CPU it reads the flag (free there). Where conditional nodes are unavailable the
         branch always runs: its launches are masked and then select nothing.
         """
-        if not self._conditional_resets:
+        # Eager CUDA stepping (debugging) also runs the branch masked: reading the flag would sync the host.
+        if not self._conditional_resets or (self._wp_device.is_cuda and not self._capturing):
             branch(*args)
-        elif self._wp_device.is_cuda and not self._capturing:
-            branch(*args)  # eager CUDA stepping (debugging): masked launches, no host read
         else:
             wp.capture_if(flag, on_true=lambda: branch(*args))
 

@@ -92,15 +92,13 @@ class RslRlVecEnv(VecEnv):
         self._obs = obs.clone()
         done = terminated | truncated
         extras: dict[str, Any] = {"time_outs": truncated & ~terminated}
-        episode = info["episode"]
-        # Copies of this step's statistics, kept on the device until the next read (no host sync here).
-        columns = {f"Episode_Reward/{k[len('reward_') :]}": v for k, v in episode.items() if k.startswith("reward_")}
-        columns["Episode_Termination/terminated"] = terminated.float()
-        columns["Episode_Termination/time_out"] = (truncated & ~terminated).float()
-        columns["Episode_Termination/constraint_overflow"] = episode["constraint_overflow"].float()
-        columns["Episode_Termination/nonfinite_state"] = info["nonfinite_state"].float()
-        columns["_ended"], columns["_r"], columns["_l"] = info["_episode"], episode["r"], episode["l"]
-        self._pending.append({k: v.clone() for k, v in columns.items()})
+        # Copies of this step's buffers (views the env overwrites), kept on the device until the next read; the log
+        # columns are derived from them there (no host sync and no other work here).
+        step = {f"episode.{k}": v for k, v in info["episode"].items()}
+        step.update(
+            ended=info["_episode"], terminated=terminated, truncated=truncated, nonfinite=info["nonfinite_state"]
+        )
+        self._pending.append({k: v.clone() for k, v in step.items()})
         if len(self._pending) >= self.stats_interval:
             log = self._read_pending()
             if log:
@@ -115,16 +113,22 @@ class RslRlVecEnv(VecEnv):
     def _read_pending(self) -> dict[str, torch.Tensor]:
         """The episodes ended since the last read, as rsl_rl's ``extras["log"]`` (one host sync); also feeds
         ``recent_returns`` and ``on_episodes``."""
-        stacked = {k: torch.stack([p[k] for p in self._pending]) for k in self._pending[0]}
+        s = {k: torch.stack([p[k] for p in self._pending]) for k in self._pending[0]}
         self._pending.clear()
-        ended = stacked.pop("_ended")
+        ended = s["ended"]
         if not bool(ended.any()):
             return {}
-        returns, lengths = stacked.pop("_r")[ended], stacked.pop("_l")[ended]
+        returns, lengths = s["episode.r"][ended], s["episode.l"][ended]
         self.recent_returns.extend(returns.tolist())
         if self.on_episodes is not None:
             self.on_episodes(returns, lengths)
-        return {k: v[ended] for k, v in stacked.items()}
+        prefix = "episode.reward_"
+        log = {f"Episode_Reward/{k[len(prefix) :]}": v[ended] for k, v in s.items() if k.startswith(prefix)}
+        log["Episode_Termination/terminated"] = s["terminated"][ended].float()
+        log["Episode_Termination/time_out"] = (s["truncated"] & ~s["terminated"])[ended].float()
+        log["Episode_Termination/constraint_overflow"] = s["episode.constraint_overflow"][ended].float()
+        log["Episode_Termination/nonfinite_state"] = s["nonfinite"][ended].float()
+        return log
 
     def close(self) -> None:
         """Hand the statistics still pending to ``recent_returns`` and ``on_episodes``, then close the wrapped env."""
