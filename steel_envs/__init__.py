@@ -17,7 +17,7 @@ import gymnasium as gym
 from .sharded import ShardedVectorEnv
 from .single_env import SteelSingleEnv
 from .solver_options import SteelSolverOptions, VBDSolverOptions
-from .tasks import ENV_IDS, register_envs
+from .tasks import ENV_IDS, register_task, registry, task_class
 from .vbd_env import VBDVectorEnv
 from .vector_env import InitialStateSpec, SteelVectorEnv, TaskConfig
 
@@ -34,9 +34,10 @@ __all__ = [
     "evaluate",
     "make",
     "make_vec",
+    "register_task",
+    "registry",
+    "task_class",
 ]
-
-register_envs()
 
 
 def make_vec(
@@ -52,8 +53,9 @@ def make_vec(
         **kwargs: Keyword arguments of :class:`SteelVectorEnv` and the task's config fields.
 
     Raises:
-        gymnasium.error.Error: If ``env_id`` is not registered.
+        gymnasium.error.UnregisteredEnv: If ``env_id`` is not registered (the message names the closest IDs).
     """
+    task_class(env_id)  # an unknown ID raises here, naming the closest registered ones
     if num_shards is not None and num_shards > 1:
         return ShardedVectorEnv(env_id, num_envs, num_shards, **kwargs)
     return gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs).unwrapped

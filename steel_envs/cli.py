@@ -229,7 +229,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ImportError as e:
             print(f"steel-envs {argv[0]}: needs the training extra (pip install -e '.[train]'): {e}", file=sys.stderr)
             return 2
-        return entry(argv[1:])
+        import gymnasium as gym
+
+        try:
+            return entry(argv[1:])
+        except (gym.error.Error, FileNotFoundError) as e:  # an unknown ID, a missing checkpoint: one line, no trace
+            print(f"steel-envs {argv[0]}: {e}", file=sys.stderr)
+            return 2
     args = _parser().parse_args(argv)
     import steel_envs
 
@@ -256,10 +262,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         print(f"{args.out}: {len(frames)} frames of {frames[0].shape[1]}x{frames[0].shape[0]}")
         return 0
-    if args.env_id not in steel_envs.ENV_IDS:
-        print(
-            f"steel-envs: unknown environment {args.env_id!r}; known: {', '.join(steel_envs.ENV_IDS)}", file=sys.stderr
-        )
+    import gymnasium as gym
+
+    try:
+        steel_envs.task_class(args.env_id)
+    except gym.error.UnregisteredEnv as e:  # names the closest IDs
+        print(f"steel-envs rollout: {e} (steel-envs list shows them all)", file=sys.stderr)
         return 2
     if args.num_envs < 1:
         print(f"steel-envs rollout: --num-envs: expected an int >= 1, got {args.num_envs}", file=sys.stderr)

@@ -7,9 +7,8 @@ from typing import ClassVar
 
 import warp as wp
 from steel_envs.envs.ant import HINGE_NAMES, ROOT_COORDS, ROOT_DOFS, AntScene, AntSceneConfig
+from steel_envs.tasks import register_task
 from steel_envs.tasks.locomotion import action_sq_norm, healthy_z_terminations, world_wrench_sq_norm
-
-from steel_envs.single_env import single_world
 
 __all__ = ["AntRunConfig", "AntRunEnv", "AntRunSingleEnv"]
 
@@ -249,4 +248,4 @@ class AntRunEnv(AntScene):
         )
 
 
-AntRunSingleEnv = single_world(AntRunEnv)
+AntRunSingleEnv = register_task("steel_envs/AntRun-v0", AntRunEnv)

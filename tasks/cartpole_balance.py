@@ -7,8 +7,7 @@ from typing import ClassVar
 
 import warp as wp
 from steel_envs.envs.cartpole import CartpoleScene, CartpoleSceneConfig
-
-from steel_envs.single_env import single_world
+from steel_envs.tasks import register_task
 
 __all__ = ["CartpoleBalanceConfig", "CartpoleBalanceEnv", "CartpoleBalanceSingleEnv"]
 
@@ -158,4 +157,4 @@ class CartpoleBalanceEnv(CartpoleScene):
         )
 
 
-CartpoleBalanceSingleEnv = single_world(CartpoleBalanceEnv)
+CartpoleBalanceSingleEnv = register_task("steel_envs/CartpoleBalance-v0", CartpoleBalanceEnv)

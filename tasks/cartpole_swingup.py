@@ -8,9 +8,9 @@ from typing import ClassVar
 
 import warp as wp
 from steel_envs.envs.cartpole import CartpoleScene, CartpoleSceneConfig
+from steel_envs.tasks import register_task
 
 from steel_envs import kernels
-from steel_envs.single_env import single_world
 
 __all__ = ["CartpoleSwingupConfig", "CartpoleSwingupEnv", "CartpoleSwingupSingleEnv"]
 
@@ -172,4 +172,4 @@ class CartpoleSwingupEnv(CartpoleScene):
         )
 
 
-CartpoleSwingupSingleEnv = single_world(CartpoleSwingupEnv)
+CartpoleSwingupSingleEnv = register_task("steel_envs/CartpoleSwingup-v0", CartpoleSwingupEnv)

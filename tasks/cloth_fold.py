@@ -8,9 +8,9 @@ from typing import ClassVar
 import numpy as np
 import warp as wp
 from steel_envs.envs.cloth import ClothScene, ClothSceneConfig
+from steel_envs.tasks import register_task
 
 from steel_envs import kernels
-from steel_envs.single_env import single_world
 
 __all__ = ["ClothFoldConfig", "ClothFoldEnv", "ClothFoldSingleEnv"]
 
@@ -208,4 +208,4 @@ class ClothFoldEnv(ClothScene):
         )
 
 
-ClothFoldSingleEnv = single_world(ClothFoldEnv)
+ClothFoldSingleEnv = register_task("steel_envs/ClothFold-v0", ClothFoldEnv)

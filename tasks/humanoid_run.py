@@ -7,9 +7,8 @@ from typing import ClassVar
 
 import warp as wp
 from steel_envs.envs.humanoid import ACTUATED, ROOT_COORDS, ROOT_DOFS, HumanoidScene, HumanoidSceneConfig
+from steel_envs.tasks import register_task
 from steel_envs.tasks.locomotion import action_sq_norm, healthy_z_terminations, world_wrench_sq_norm
-
-from steel_envs.single_env import single_world
 
 __all__ = ["HumanoidRunConfig", "HumanoidRunEnv", "HumanoidRunSingleEnv"]
 
@@ -272,4 +271,4 @@ class HumanoidRunEnv(HumanoidScene):
         )
 
 
-HumanoidRunSingleEnv = single_world(HumanoidRunEnv)
+HumanoidRunSingleEnv = register_task("steel_envs/HumanoidRun-v0", HumanoidRunEnv)

@@ -7,9 +7,8 @@ from typing import ClassVar
 
 import warp as wp
 from steel_envs.envs.push import PushScene, PushSceneConfig
+from steel_envs.tasks import register_task
 from steel_envs.tasks.goals import PushGoalConfig, draw_goal
-
-from steel_envs.single_env import single_world
 
 __all__ = ["PushCubeConfig", "PushCubeEnv", "PushCubeSingleEnv"]
 
@@ -210,4 +209,4 @@ class PushCubeEnv(PushScene):
         )
 
 
-PushCubeSingleEnv = single_world(PushCubeEnv)
+PushCubeSingleEnv = register_task("steel_envs/PushCube-v0", PushCubeEnv)

@@ -17,8 +17,7 @@ from steel_envs.envs.quadruped import (
     QuadrupedScene,
     QuadrupedSceneConfig,
 )
-
-from steel_envs.single_env import single_world
+from steel_envs.tasks import register_task
 
 __all__ = ["QuadrupedVelocityConfig", "QuadrupedVelocityEnv", "QuadrupedVelocitySingleEnv"]
 
@@ -450,4 +449,4 @@ class QuadrupedVelocityEnv(QuadrupedScene):
         )
 
 
-QuadrupedVelocitySingleEnv = single_world(QuadrupedVelocityEnv)
+QuadrupedVelocitySingleEnv = register_task("steel_envs/QuadrupedVelocity-v0", QuadrupedVelocityEnv)

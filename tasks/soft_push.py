@@ -8,9 +8,8 @@ from typing import ClassVar
 import numpy as np
 import warp as wp
 from steel_envs.envs.soft import SoftScene, SoftSceneConfig
+from steel_envs.tasks import register_task
 from steel_envs.tasks.goals import PushGoalConfig, draw_goal
-
-from steel_envs.single_env import single_world
 
 __all__ = ["SoftPushConfig", "SoftPushEnv", "SoftPushSingleEnv", "green_strain_norm"]
 
@@ -306,4 +305,4 @@ class SoftPushEnv(SoftScene):
         )
 
 
-SoftPushSingleEnv = single_world(SoftPushEnv)
+SoftPushSingleEnv = register_task("steel_envs/SoftPush-v0", SoftPushEnv)

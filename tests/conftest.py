@@ -9,7 +9,12 @@ import warp as wp
 
 wp.config.log_level = wp.LOG_WARNING
 
+import pendulum_swingup  # noqa: E402, F401  (registers the test-only task; see pendulum_scene.py)
+
 import steel_envs  # noqa: E402
+
+TASK_IDS: tuple[str, ...] = tuple(steel_envs.registry())
+"""Every registered ID, the test-only pendulum included: tests over all tasks iterate this, not a list of names."""
 
 CARTPOLE = "steel_envs/CartpoleBalance-v0"
 ANT = "steel_envs/AntRun-v0"

@@ -10,12 +10,13 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from conftest import ANT, CARTPOLE, make, random_actions
+from conftest import ANT, CARTPOLE, TASK_IDS, make, random_actions
 from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
 
 import steel_envs
 
+# Sizes as the task docstrings state them, written out here; a task without an entry is checked against its class.
 OBS_DIMS = {
     CARTPOLE: 4,
     ANT: 81,
@@ -38,7 +39,7 @@ ACT_DIMS = {
 }
 
 
-@pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
+@pytest.mark.parametrize("env_id", TASK_IDS)
 def test_spaces_dtypes_shapes_and_devices(env_id):
     env = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point", device="cpu")
     assert isinstance(env, gym.vector.VectorEnv)
@@ -46,7 +47,8 @@ def test_spaces_dtypes_shapes_and_devices(env_id):
     assert env.num_envs == 3 and env.device == "cpu"
     assert isinstance(env.metadata["autoreset_mode"], AutoresetMode)
     o, a = env.single_observation_space, env.single_action_space
-    assert o.shape == (OBS_DIMS[env_id],) and a.shape == (ACT_DIMS[env_id],)
+    assert o.shape == (OBS_DIMS.get(env_id, env.observation_dim),)
+    assert a.shape == (ACT_DIMS.get(env_id, env.action_dim),)
     assert o.dtype == np.float32 and a.dtype == np.float32
     assert np.all(np.isfinite(o.low)) and np.all(np.isfinite(o.high))
     assert env.observation_space.shape == (3, *o.shape) and env.action_space.shape == (3, *a.shape)
@@ -89,7 +91,7 @@ def test_views_share_memory_with_the_warp_buffers(cartpole):
     assert obs.data_ptr() == cartpole._obs.ptr
 
 
-@pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
+@pytest.mark.parametrize("env_id", TASK_IDS)
 def test_reward_is_the_sum_of_its_terms(env_id):
     env = make(env_id, 4, seed=5)
     names = [f"reward_{t}" for t in env.reward_terms]
@@ -223,7 +225,7 @@ def test_closed_env_raises(cartpole):
         cartpole.step(torch.zeros(4, 1))
 
 
-@pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
+@pytest.mark.parametrize("env_id", TASK_IDS)
 def test_single_world_adapter_passes_env_checker_without_warnings(env_id):
     env = gym.make(env_id, device="cpu")
     with warnings.catch_warnings():
@@ -262,9 +264,9 @@ def test_reset_with_a_new_seed_changes_initial_states(cartpole):
     assert torch.equal(a, c)
 
 
-@pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
+@pytest.mark.parametrize("env_id", TASK_IDS)
 def test_observation_table_matches_the_term_list_or_the_dimension(env_id):
-    cls = gym.envs.registration.load_env_creator(gym.spec(env_id).vector_entry_point)
+    cls = steel_envs.task_class(env_id)
     section = cls.__doc__.split("## Observation space")[1].split("\n\n    ##")[0]
     rows = re.findall(r"^\s*\| (\d+)(?:-(\d+))? \| ([^|]+) \|", section, re.M)
     if hasattr(cls, "observation_terms"):
@@ -279,10 +281,10 @@ def test_observation_table_matches_the_term_list_or_the_dimension(env_id):
         assert spans[-1][1] == make(env_id, 1).observation_dim - 1
 
 
-@pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
+@pytest.mark.parametrize("env_id", TASK_IDS)
 def test_registered_time_limit_is_the_tasks_default(env_id):
     spec = gym.spec(env_id)
-    vector_cls = gym.envs.registration.load_env_creator(spec.vector_entry_point)
+    vector_cls = steel_envs.task_class(env_id)
     assert spec.max_episode_steps == vector_cls.default_max_episode_steps
 
 
@@ -378,3 +380,18 @@ def test_bad_inputs_found_by_a_breaking_trial():
     from steel_envs.vector_env import throughput_kwargs
 
     assert throughput_kwargs(None) == throughput_kwargs("cpu") == {}  # Warp's preferred device here is the CPU
+
+
+def test_registry_holds_every_task_and_lookups_suggest_ids():
+    assert set(steel_envs.ENV_IDS) <= set(steel_envs.registry())
+    assert "steel_envs_test/PendulumSwingup-v0" in steel_envs.registry()  # registered by its own module only
+    assert "steel_envs_test/PendulumSwingup-v0" not in steel_envs.ENV_IDS
+    assert steel_envs.task_class(ANT).__name__ == "AntRunEnv"
+    with pytest.raises(gym.error.UnregisteredEnv, match=r"did you mean 'steel_envs/AntRun-v0'\?"):
+        steel_envs.task_class("AntRun-v0")
+    with pytest.raises(gym.error.UnregisteredEnv, match=r"did you mean 'steel_envs/CartpoleBalance-v0'\?"):
+        steel_envs.task_class("steel_envs/CartpoleBalanse-v0")
+    with pytest.raises(TypeError, match="vector_cls: expected a SteelVectorEnv subclass"):
+        steel_envs.register_task("steel_envs_test/Bad-v0", dict)
+    with pytest.raises(ValueError, match="already registered"):
+        steel_envs.register_task(ANT, steel_envs.task_class(CARTPOLE))

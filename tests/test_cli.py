@@ -47,7 +47,11 @@ def test_rollout_prints_throughput_and_episode_statistics():
 
 def test_bad_arguments_give_a_one_line_error():
     r = _cli("rollout", "steel_envs/Nope-v0")
-    assert r.returncode == 2 and "unknown environment 'steel_envs/Nope-v0'" in r.stderr
+    assert r.returncode == 2 and "'steel_envs/Nope-v0' is not a registered" in r.stderr
+    for command in ("rollout", "train"):  # a bare name gets its namespace suggested, in one line without a trace
+        r = _cli(command, "CartpoleBalance-v0")
+        assert r.returncode == 2 and "did you mean 'steel_envs/CartpoleBalance-v0'?" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
     r = _cli("rollout", "steel_envs/CartpoleBalance-v0", "--device", "tpu", "--steps", "3")
     assert r.returncode == 2 and "device: expected" in r.stderr and "Traceback" not in r.stderr
 

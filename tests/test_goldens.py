@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import TASK_IDS
 
 import steel_envs
 
@@ -94,7 +95,7 @@ def _load() -> dict:
     return json.loads(GOLDEN_FILE.read_text()) if GOLDEN_FILE.exists() else {"versions": _versions(), "ids": {}}
 
 
-@pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
+@pytest.mark.parametrize("env_id", TASK_IDS)
 def test_golden_trajectory(env_id: str) -> None:
     goldens = _load()
     assert goldens["versions"] == _versions(), (
@@ -115,11 +116,11 @@ def _update(ids: list[str]) -> None:
     goldens = _load()
     if goldens["versions"] != _versions():
         goldens = {"versions": _versions(), "ids": {}}
-        ids = list(steel_envs.ENV_IDS)
-    for env_id in ids or steel_envs.ENV_IDS:
+        ids = list(TASK_IDS)
+    for env_id in ids or TASK_IDS:
         print(f"recording {env_id}", flush=True)
         goldens["ids"][env_id] = record(env_id)
-    goldens["ids"] = {k: goldens["ids"][k] for k in steel_envs.ENV_IDS if k in goldens["ids"]}
+    goldens["ids"] = {k: goldens["ids"][k] for k in TASK_IDS if k in goldens["ids"]}
     GOLDEN_FILE.parent.mkdir(exist_ok=True)
     # One line per step, so a diff of the file shows where trajectories changed.
     lines = ["{", f'"versions": {json.dumps(goldens["versions"])},', '"ids": {']

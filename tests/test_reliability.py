@@ -6,12 +6,13 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import newton
 import numpy as np
 import pytest
 import torch
-from conftest import ANT, CARTPOLE, assert_world_bit_identical, make, random_actions, world_state
+from conftest import ANT, CARTPOLE, TASK_IDS, assert_world_bit_identical, make, random_actions, world_state
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -36,7 +37,9 @@ def _fresh_world_like(env_id: str, state: dict[str, np.ndarray], **kwargs) -> st
     return fresh
 
 
-# Kwargs that make episodes end within a few dozen random steps, and keep a fresh twin from ending.
+# Kwargs that make episodes end within a few dozen random steps (through the task's own terminations where it has
+# some), and keep a fresh twin from ending. A task without an entry ends by its time limit.
+_SHORT_DEFAULT = ({"max_episode_steps": 10}, {})
 _SHORT = {
     ANT: ({"healthy_z_max": 0.6}, {"healthy_z_max": 10.0}),
     CARTPOLE: ({}, {"pole_angle_limit": 3.0}),
@@ -52,7 +55,7 @@ _SHORT = {
 }
 
 
-@pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
+@pytest.mark.parametrize("env_id", TASK_IDS)
 @pytest.mark.parametrize("how", ["explicit", "masked", "SameStep", "NextStep"])
 def test_first_observation_after_a_reset_equals_a_fresh_world(env_id, how):
     """After any kind of reset, a world's observation (contact wrenches included) and its whole future
@@ -61,7 +64,7 @@ def test_first_observation_after_a_reset_equals_a_fresh_world(env_id, how):
     n, w = 3, 1
     mode = how if how in ("SameStep", "NextStep") else "Disabled"
     # A tight healthy range makes the ant's episodes end by themselves within a few steps.
-    env = make(env_id, n, seed=1, autoreset_mode=mode, **_SHORT[env_id][0])
+    env = make(env_id, n, seed=1, autoreset_mode=mode, **_SHORT.get(env_id, _SHORT_DEFAULT)[0])
     actions = random_actions(env, 80, seed=0)
     reset_obs = None
     for k, a in enumerate(actions):
@@ -79,7 +82,7 @@ def test_first_observation_after_a_reset_equals_a_fresh_world(env_id, how):
             reset_obs, start = obs[w].clone(), k + 2
             break
     assert reset_obs is not None, "the world was reset"
-    fresh = _fresh_world_like(env_id, world_state(env, w), **_SHORT[env_id][1])
+    fresh = _fresh_world_like(env_id, world_state(env, w), **_SHORT.get(env_id, _SHORT_DEFAULT)[1])
     for name in ("_commands", "_goals"):  # task state drawn at the reset: the fresh world gets the same
         if hasattr(env, name):
             getattr(fresh, name).assign(getattr(env, name).numpy()[w : w + 1])
@@ -161,6 +164,7 @@ _TRAJECTORY_SCRIPT = textwrap.dedent(
     import hashlib, sys, torch, warp as wp
     wp.config.log_level = wp.LOG_WARNING
     import steel_envs
+    import pendulum_swingup  # the test-only task (the child runs in tests/)
     env = steel_envs.make_vec(sys.argv[1], num_envs=4, device="cpu", seed=7)
     h = hashlib.sha256(env.reset(seed=7)[0].numpy().tobytes())
     g = torch.Generator().manual_seed(0)
@@ -173,11 +177,16 @@ _TRAJECTORY_SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
+@pytest.mark.parametrize("env_id", TASK_IDS)
 def test_trajectories_are_bitwise_equal_across_processes(env_id):
     digests = {
         subprocess.run(
-            [sys.executable, "-c", _TRAJECTORY_SCRIPT, env_id], capture_output=True, text=True, check=True, timeout=600
+            [sys.executable, "-c", _TRAJECTORY_SCRIPT, env_id],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=600,
         ).stdout.strip()
         for _ in range(2)
     }

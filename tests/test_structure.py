@@ -32,3 +32,24 @@ def test_private_attribute_access_across_modules_is_caught() -> None:
     assert result.returncode == 1 and "SLF001" in result.stdout, result.stdout
     result = _ruff("check", "--stdin-filename", "tests/probe.py", "-", stdin=probe)
     assert result.returncode == 0, result.stdout  # tests may inspect internals
+
+
+_IMPORT_PROBE = """
+import sys
+import steel_envs
+import warp._src.context as warp_context
+optional = ("matplotlib", "scipy", "mujoco", "rsl_rl", "stable_baselines3", "skrl", "torchrl", "tensordict",
+            "onnxruntime", "tyro", "viser", "imageio")
+print([m for m in sys.modules if m.split(".")[0] in optional or m.startswith(("steel_envs.training",
+       "steel_envs.adapters"))])
+print(warp_context.runtime is None)
+"""
+
+
+def test_import_stays_light() -> None:
+    """``import steel_envs`` registers every task (their modules load) but imports no optional library or training
+    code and leaves Warp uninitialised: no device query and no kernel compiled or loaded until an env is built."""
+    result = subprocess.run([sys.executable, "-c", _IMPORT_PROBE], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    heavy, warp_idle = result.stdout.split("\n")[-3:-1]
+    assert heavy == "[]" and warp_idle == "True", result.stdout

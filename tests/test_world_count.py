@@ -13,9 +13,7 @@ import newton
 import numpy as np
 import pytest
 import torch
-from conftest import make
-
-import steel_envs
+from conftest import TASK_IDS, make
 
 STEPS = 25
 STATE = ("joint_q", "joint_qd", "body_q", "body_qd", "particle_q", "particle_qd")
@@ -58,7 +56,7 @@ def _trajectories(env_id: str, num_envs: int) -> list[list[str]]:
         env.close()
 
 
-@pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
+@pytest.mark.parametrize("env_id", TASK_IDS)
 def test_every_world_follows_the_one_world_trajectory(env_id: str) -> None:
     (reference,) = _trajectories(env_id, 1)
     counts = (16, 64) if "Cloth" not in env_id else (16,)  # ClothFold: 64 worlds cost 10 s here

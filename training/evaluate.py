@@ -308,9 +308,13 @@ def evaluate(
 
     Raises:
         ValueError: On an unknown sweep parameter, non-positive counts or an unknown policy spec.
+        gymnasium.error.UnregisteredEnv: On an unknown ``env_id`` (naming the closest IDs).
     """
     from tqdm import tqdm
 
+    import steel_envs
+
+    steel_envs.task_class(env_id)
     sweep = {k: [float(v) for v in vals] for k, vals in (sweep or {}).items()}
     unknown = sorted(set(sweep) - set(SWEEPABLE))
     if unknown:

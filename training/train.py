@@ -209,7 +209,6 @@ def train(args: TrainArgs) -> TrainResult:
         gymnasium.error.Error: On an unknown ID.
         ValueError: On invalid env arguments (see :class:`steel_envs.SteelVectorEnv`).
     """
-    import gymnasium as gym
     from tqdm import tqdm
 
     import steel_envs
@@ -223,7 +222,7 @@ def train(args: TrainArgs) -> TrainResult:
     if device.startswith("cuda"):
         # Before the env exists: Warp and torch then record their streams and events under this rank's device.
         torch.cuda.set_device(torch.device(device))
-    vector_cls = gym.envs.registration.load_env_creator(gym.spec(args.env_id).vector_entry_point)
+    vector_cls = steel_envs.task_class(args.env_id)
     hp = _resolve(args, getattr(vector_cls, "train_defaults", {}))
     seed = args.seed + rank
     torch.manual_seed(seed)
