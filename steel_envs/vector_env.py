@@ -329,7 +329,11 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self.render_num_worlds = int(render_num_worlds)
         self._renderer = None
         self.obs_mode = obs_mode
-        self.metadata = {**type(self).metadata, "autoreset_mode": autoreset_mode}
+        self.metadata = {
+            **type(self).metadata,
+            "autoreset_mode": autoreset_mode,
+            "render_fps": round(1.0 / (self.physics_dt * self.decimation)),  # one frame per control step
+        }
         self.autoreset_mode = autoreset_mode
         try:
             self._wp_device = wp.get_device(device)

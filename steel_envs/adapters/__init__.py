@@ -2,8 +2,10 @@
 
 ``import steel_envs`` imports none of them, so the core installs without any RL library; each submodule
 needs its own:
-``steel_envs.adapters.rsl_rl`` (extra ``train``), ``steel_envs.adapters.sb3`` (extra ``sb3``) and
-``steel_envs.adapters.skrl`` (extra ``skrl``).
+``steel_envs.adapters.rsl_rl`` (extra ``train``), ``steel_envs.adapters.sb3`` (extra ``sb3``),
+``steel_envs.adapters.skrl`` (extra ``skrl``) and ``steel_envs.adapters.torchrl`` (extra ``torchrl``). Their
+classes are also attributes of this package, imported on first access (``from steel_envs.adapters import
+TorchRLEnv``).
 """
 
 from __future__ import annotations
@@ -17,3 +19,15 @@ def require_same_step(env: Any, library: str) -> None:
     mode = env.autoreset_mode.value
     if mode != "SameStep":
         raise ValueError(f"env: {library} needs autoreset_mode='SameStep', got {mode!r}")
+
+
+# Class name -> submodule; the submodule (and its RL library) is imported on first access (PEP 562).
+_LAZY = {"RslRlVecEnv": "rsl_rl", "Sb3VecEnv": "sb3", "SkrlWrapper": "skrl", "TorchRLEnv": "torchrl"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium
+import numpy as np
 import torch
 from skrl.envs.wrappers.torch.base import Wrapper
 
@@ -19,7 +20,11 @@ class SkrlWrapper(Wrapper):
 
     The env autoresets in the same step (SAME_STEP), as skrl's Isaac Lab wrapper expects, so ``reset`` resets
     only once. Outputs are copies: skrl's trainers keep the previous observation while stepping, and the
-    env's own tensors are overwritten every step.
+    env's own tensors are overwritten every step. ``state()`` is None (no separate critic state, ``state_space``
+    None); ``render()`` returns the env's frame; ``info`` is the env's own. skrl's ``set_seed`` does not reseed the
+    env: pass ``seed=`` to ``make_vec``. The trainers log only scalar entries of ``info[environment_info]``;
+    ``info["episode"]`` holds per-world tensors, so they log nothing from it with more than one world, and with one
+    world the last ended episode's values on every step (skrl's agents log returns and lengths themselves).
 
     Args:
         env: The vector env, in SAME_STEP autoreset mode.
@@ -68,10 +73,21 @@ class SkrlWrapper(Wrapper):
         """No separate critic state."""
         return None
 
-    def render(self, *args: Any, **kwargs: Any) -> None:
-        """No rendering yet."""
-        return None
+    def render(self, *args: Any, **kwargs: Any) -> np.ndarray | None:
+        """The vector env's frame (skrl's trainers call this every ``render_interval`` steps unless ``headless``).
+
+        Returns:
+            World 0, or the first ``render_num_worlds`` worlds tiled, as an (H, W, 3) uint8 numpy array with
+            ``render_mode="rgb_array"``; None without a render mode.
+
+        Raises:
+            TypeError: On any argument (the env's render takes none).
+            RuntimeError: If the env is closed.
+        """
+        if args or kwargs:
+            raise TypeError(f"render: takes no arguments, got {args!r}, {kwargs!r}")
+        return self._env.render()
 
     def close(self) -> None:
-        """Close the env."""
+        """Close the env (idempotent); later steps raise RuntimeError."""
         self._env.close()
