@@ -19,11 +19,12 @@ from .single_env import SteelSingleEnv
 from .solver_options import SteelSolverOptions, VBDSolverOptions
 from .tasks import ENV_IDS, register_task, registry, task_class
 from .vbd_env import VBDVectorEnv
-from .vector_env import InitialStateSpec, SteelVectorEnv, TaskConfig
+from .vector_env import InitialStateSpec, RewardTerm, SteelVectorEnv, TaskConfig
 
 __all__ = [
     "ENV_IDS",
     "InitialStateSpec",
+    "RewardTerm",
     "ShardedVectorEnv",
     "SteelSingleEnv",
     "SteelSolverOptions",

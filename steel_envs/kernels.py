@@ -175,6 +175,7 @@ def finalize_dones(
 @wp.kernel(enable_backward=False)
 def accumulate_rewards(
     term_count: wp.int32,
+    weights: wp.array[wp.float32],
     skip: wp.array[wp.bool],
     terminated: wp.array[wp.bool],
     truncated: wp.array[wp.bool],
@@ -191,7 +192,8 @@ def accumulate_rewards(
     final_overflow: wp.array[wp.bool],
     nonfinite: wp.array[wp.bool],
 ):
-    """Sum the reward terms (shape (term_count, num_envs)) into the reward and the episode statistics.
+    """Weight the reward terms in place (shape (term_count, num_envs), unweighted as the task wrote them, times
+    ``weights`` (term_count,)) and sum them into the reward and the episode statistics.
 
     Non-finite terms are replaced by 0, so the reward is always the float32 sum of the reported terms, added in
     term order; a world with a non-finite term (a state so far out that a distance overflows, even when every
@@ -209,7 +211,8 @@ def accumulate_rewards(
     r = float(0.0)
     bad = bool(False)
     for t in range(term_count):
-        v = reward_terms[t, w]
+        v = reward_terms[t, w] * weights[t]
+        reward_terms[t, w] = v
         if not wp.isfinite(v):
             v = 0.0
             reward_terms[t, w] = v

@@ -113,6 +113,25 @@ class TaskConfig:
                 raise ValueError(f"{name}: expected a number >= 0, got {value!r}")
 
 
+@dataclass(frozen=True)
+class RewardTerm:
+    """A named reward term, as mjlab and Isaac Lab declare them: the task's kernel writes the term's *unweighted*
+    value, the core multiplies it by the weight, sums the terms into the reward and keeps per-name episode sums.
+
+    ``info["reward_<name>"]`` is the weighted value, and the reward is the float32 sum of those in declaration order.
+    """
+
+    name: str
+    """The term's name: ``info["reward_<name>"]`` and its episode sum in the statistics."""
+    weight: str | None = None
+    """The task-config field holding the weight (e.g. ``"ctrl_cost_weight"``), also settable by term name through the
+    env keyword ``reward_weights={name: value}``. None: weight 1, the kernel writes the final value (for a formula
+    that needs its weight inside, e.g. a clamp after weighting; the task's docstring says so)."""
+    cost: bool = False
+    """The kernel writes a cost (e.g. ``|a|^2``) and the core subtracts ``weight * cost``: a cost's weight is positive,
+    as Gymnasium names them (``ctrl_cost_weight``)."""
+
+
 @dataclass(kw_only=True)
 class InitialStateSpec:
     """Initial joint state of one world and its noise, as a scene declares it.
@@ -250,11 +269,36 @@ class SteelVectorEnv(gym.vector.VectorEnv):
 
     # Task: set by tasks/.
     config_cls: ClassVar[type[TaskConfig]] = TaskConfig
+    rewards: ClassVar[tuple[RewardTerm, ...]] = ()
+    """The task's reward terms, in summation order (see :class:`RewardTerm`)."""
     reward_terms: ClassVar[tuple[str, ...]] = ()
-    """Names of the reward terms; ``info["reward_<name>"]`` and reward == their sum."""
+    """Names of the reward terms (derived from ``rewards``); ``info["reward_<name>"]`` and reward == their sum. A
+    task that sets only these names (no ``rewards``) gets unweighted terms: its kernel writes the final values."""
     default_max_episode_steps: ClassVar[int] = 1000
     requested_observables: ClassVar[tuple[str, ...]] = ()
     """Steel observables (``"contact_f"``, ``"body_parent_f"``) the task reads after each step."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Derive ``reward_terms`` from ``rewards`` (or ``rewards`` from bare names) and check the declaration.
+
+        Raises:
+            TypeError: On a duplicate term name or a weight that is not a field of ``config_cls``.
+        """
+        super().__init_subclass__(**kwargs)
+        if "rewards" in cls.__dict__:
+            cls.reward_terms = tuple(t.name for t in cls.rewards)
+        elif "reward_terms" in cls.__dict__:
+            cls.rewards = tuple(RewardTerm(name) for name in cls.reward_terms)
+        names = [t.name for t in cls.rewards]
+        if len(set(names)) != len(names):
+            raise TypeError(f"{cls.__name__}.rewards: duplicate term names in {names}")
+        fields = {f.name for f in dataclasses.fields(cls.config_cls)}
+        for term in cls.rewards:
+            if term.weight is not None and term.weight not in fields:
+                raise TypeError(
+                    f"{cls.__name__}.rewards: the weight of {term.name!r}, {term.weight!r}, is not a field of "
+                    f"{cls.config_cls.__name__}"
+                )
 
     def __init__(
         self,
@@ -463,19 +507,61 @@ class SteelVectorEnv(gym.vector.VectorEnv):
 
     @classmethod
     def _make_config(cls, overrides: Mapping[str, Any]) -> TaskConfig:
+        overrides = dict(overrides)
+        weights = overrides.pop("reward_weights", None)
+        if weights is not None:
+            cls._weights_by_term_name(weights, overrides)
         names = {f.name for f in dataclasses.fields(cls.config_cls)}
         unknown = sorted(set(overrides) - names)
         if unknown:
             raise TypeError(
                 f"{cls.__name__}: unexpected keyword argument(s) {unknown}; the env takes num_envs, device, seed, "
                 f"autoreset_mode, max_episode_steps, solver_options, collision_options, render_mode, render_size, "
-                f"render_num_worlds, obs_mode, nonfinite_actions, graph_capture, world_offset and the task config "
+                f"render_num_worlds, obs_mode, nonfinite_actions, graph_capture, world_offset, reward_weights and the "
+                f"task config "
                 f"fields {sorted(names)}"
             )
         for f in dataclasses.fields(cls.config_cls):
             if f.name in overrides:
                 _check_config_value(f, overrides[f.name])
         return cls.config_cls(**overrides)
+
+    @classmethod
+    def _weights_by_term_name(cls, weights: Any, overrides: dict[str, Any]) -> None:
+        """Move ``reward_weights={term name: weight}`` into ``overrides`` under each term's config field.
+
+        Raises:
+            TypeError: If ``weights`` is not a mapping.
+            ValueError: On an unknown term, a term without a weight field, or a weight also given by its field name.
+        """
+        if not isinstance(weights, Mapping):
+            raise TypeError(f"reward_weights: expected a mapping of reward term name -> weight, got {weights!r}")
+        terms = {t.name: t for t in cls.rewards}
+        for name, value in weights.items():
+            term = terms.get(name)
+            if term is None:
+                raise ValueError(f"reward_weights: {cls.__name__} has no reward term {name!r}; terms: {list(terms)}")
+            if term.weight is None:
+                raise ValueError(f"reward_weights: the term {name!r} has no weight field (its kernel writes it whole)")
+            if term.weight in overrides:
+                raise ValueError(f"reward_weights[{name!r}] and {term.weight}: the same weight given twice")
+            overrides[term.weight] = value
+
+    @property
+    def reward_weights(self) -> dict[str, float]:
+        """The weight of each reward term by name, as its config field holds it (1.0 for a term without one); a cost
+        term's weighted value is ``-weight * cost``."""
+        return {t.name: float(getattr(self.config, t.weight)) if t.weight else 1.0 for t in self.rewards}
+
+    def _signed_weights(self) -> np.ndarray:
+        """(len(rewards),) float32 multipliers of the unweighted terms: the weight, negated for a cost."""
+        return np.array(
+            [
+                (-1.0 if t.cost else 1.0) * np.float32(w)
+                for t, w in zip(self.rewards, self.reward_weights.values(), strict=True)
+            ],
+            np.float32,
+        )
 
     @classmethod
     def _check_collision_options(cls, options: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -690,6 +776,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._actions_in = wp.zeros((n, self.action_dim), dtype=wp.float32)  # the captured step's input
         self._reward = wp.zeros(n, dtype=wp.float32)
         self._reward_terms = wp.zeros((t, n), dtype=wp.float32)
+        self._reward_weights = wp.array(self._signed_weights(), dtype=wp.float32)
         self._terminated = wp.zeros(n, dtype=wp.bool)
         self._truncated = wp.zeros(n, dtype=wp.bool)
         self._overflow = wp.zeros(n, dtype=wp.bool)
@@ -833,7 +920,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         raise NotImplementedError
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:
-        """Write the weighted reward terms, shape (len(reward_terms), num_envs) float32 (task)."""
+        """Write the unweighted reward terms, shape (len(rewards), num_envs) float32, in ``rewards`` order; the
+        core applies the weights (task)."""
         raise NotImplementedError
 
     def _compute_observations(self, obs: wp.array) -> None:
@@ -1013,6 +1101,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             kernels.accumulate_rewards,
             inputs=[
                 len(self.reward_terms),
+                self._reward_weights,
                 skip,
                 self._terminated,
                 self._truncated,

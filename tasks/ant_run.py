@@ -10,6 +10,8 @@ from steel_envs.envs.ant import HINGE_NAMES, ROOT_COORDS, ROOT_DOFS, AntScene, A
 from steel_envs.tasks import register_task
 from steel_envs.tasks.locomotion import action_sq_norm, healthy_z_terminations, world_wrench_sq_norm
 
+from steel_envs.vector_env import RewardTerm
+
 __all__ = ["AntRunConfig", "AntRunEnv", "AntRunSingleEnv"]
 
 
@@ -92,10 +94,6 @@ def _rewards(
     actions: wp.array2d[wp.float32],
     body_wrench: wp.array[wp.spatial_vector],
     healthy: wp.array[wp.bool],
-    forward_reward_weight: wp.float32,
-    ctrl_cost_weight: wp.float32,
-    contact_cost_weight: wp.float32,
-    healthy_reward: wp.float32,
     wrench_clip: wp.float32,
     reward_terms: wp.array2d[wp.float32],
 ):
@@ -104,12 +102,12 @@ def _rewards(
     x_velocity = (x_after - x_before[w]) / control_dt
     ctrl = action_sq_norm(actions, w)
     contact = world_wrench_sq_norm(body_world_start, body_wrench, w, wrench_clip)
-    reward_terms[0, w] = forward_reward_weight * x_velocity
-    reward_terms[1, w] = -ctrl_cost_weight * ctrl
-    reward_terms[2, w] = -contact_cost_weight * contact
+    reward_terms[0, w] = x_velocity
+    reward_terms[1, w] = ctrl
+    reward_terms[2, w] = contact
     survive = float(0.0)
     if healthy[w]:
-        survive = healthy_reward
+        survive = 1.0
     reward_terms[3, w] = survive
 
 
@@ -136,6 +134,8 @@ class AntRunEnv(AntScene):
     with ``include_cfrc_ext_in_observation=False`` the wrenches are left out (27 values).
 
     ## Rewards (Gymnasium Ant-v5, ``gymnasium/envs/mujoco/ant_v5.py``)
+    Each weight is a config field, also settable by term name (``reward_weights={"ctrl": 0.1}``).
+
     - ``reward_forward = forward_reward_weight * (x_after - x_before) / dt``, torso x over the 0.05 s step
     - ``reward_ctrl = -ctrl_cost_weight * sum(action**2)`` with the clipped action
     - ``reward_contact = -contact_cost_weight * sum(clip(wrench, -1, 1)**2)`` over all bodies
@@ -161,7 +161,12 @@ class AntRunEnv(AntScene):
 
     config_cls = AntRunConfig
     config: AntRunConfig
-    reward_terms = ("forward", "ctrl", "contact", "survive")
+    rewards = (
+        RewardTerm("forward", weight="forward_reward_weight"),
+        RewardTerm("ctrl", weight="ctrl_cost_weight", cost=True),
+        RewardTerm("contact", weight="contact_cost_weight", cost=True),
+        RewardTerm("survive", weight="healthy_reward"),
+    )
     default_max_episode_steps = 1000
     train_defaults: ClassVar[dict] = {
         "num_envs": 128,
@@ -238,10 +243,6 @@ class AntRunEnv(AntScene):
                 self._actions,
                 self.body_contact_wrench,
                 self._healthy,
-                float(c.forward_reward_weight),
-                float(c.ctrl_cost_weight),
-                float(c.contact_cost_weight),
-                float(c.healthy_reward),
                 float(c.contact_force_clip),
             ],
             outputs=[reward_terms],

@@ -395,3 +395,41 @@ def test_registry_holds_every_task_and_lookups_suggest_ids():
         steel_envs.register_task("steel_envs_test/Bad-v0", dict)
     with pytest.raises(ValueError, match="already registered"):
         steel_envs.register_task(ANT, steel_envs.task_class(CARTPOLE))
+
+
+def test_reward_weights_by_term_name_equal_the_config_fields():
+    """``reward_weights={"ctrl": w}`` sets the same config field as ``ctrl_cost_weight=w``: bitwise the same rewards;
+    a weight of 0 removes the term (its info entry is 0) and the reward is the sum of the others."""
+    by_name = make(ANT, 3, seed=4, reward_weights={"ctrl": 0.25, "survive": 0.0})
+    by_field = make(ANT, 3, seed=4, ctrl_cost_weight=0.25, healthy_reward=0.0)
+    assert by_name.reward_weights == by_field.reward_weights
+    assert by_name.reward_weights["ctrl"] == 0.25 and by_name.reward_weights["forward"] == 1.0
+    for actions in random_actions(by_name, 10):
+        _, ra, _, _, ia = by_name.step(actions)
+        rb = by_field.step(actions)[1]
+        assert ra.numpy().tobytes() == rb.numpy().tobytes()
+        assert not ia["reward_survive"].any()
+        # Gymnasium Ant-v5: ctrl_cost = ctrl_cost_weight * sum(action**2), subtracted.
+        expected = -np.float32(0.25) * (actions.clamp(-1, 1).numpy() ** 2).sum(axis=1, dtype=np.float32)
+        np.testing.assert_allclose(ia["reward_ctrl"].numpy(), expected, rtol=1e-6)
+
+
+def test_reward_weights_are_checked():
+    with pytest.raises(ValueError, match="no reward term 'speed'"):
+        make(ANT, 1, reward_weights={"speed": 1.0})
+    with pytest.raises(ValueError, match="the same weight given twice"):
+        make(ANT, 1, reward_weights={"ctrl": 1.0}, ctrl_cost_weight=2.0)
+    with pytest.raises(TypeError, match="reward_weights: expected a mapping"):
+        make(ANT, 1, reward_weights=[("ctrl", 1.0)])
+    with pytest.raises(ValueError, match="ctrl_cost_weight"):
+        make(ANT, 1, reward_weights={"ctrl": float("nan")})
+
+
+def test_reward_declarations_are_checked_when_the_class_is_defined():
+    from steel_envs import RewardTerm
+
+    base = steel_envs.task_class(ANT)
+    with pytest.raises(TypeError, match="duplicate term names"):
+        type("Twice", (base,), {"rewards": (RewardTerm("a"), RewardTerm("a"))})
+    with pytest.raises(TypeError, match="'speed_weight', is not a field of AntRunConfig"):
+        type("Unknown", (base,), {"rewards": (RewardTerm("a", weight="speed_weight"),)})
