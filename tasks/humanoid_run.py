@@ -10,6 +10,8 @@ from steel_envs.envs.humanoid import ACTUATED, ROOT_COORDS, ROOT_DOFS, HumanoidS
 from steel_envs.tasks import register_task
 from steel_envs.tasks.locomotion import action_sq_norm, healthy_z_terminations, world_wrench_sq_norm
 
+from steel_envs.vector_env import RewardTerm
+
 __all__ = ["HumanoidRunConfig", "HumanoidRunEnv", "HumanoidRunSingleEnv"]
 
 
@@ -120,23 +122,20 @@ def _rewards(
     actions: wp.array2d[wp.float32],
     body_wrench: wp.array[wp.spatial_vector],
     healthy: wp.array[wp.bool],
-    forward_reward_weight: wp.float32,
-    ctrl_cost_weight: wp.float32,
     contact_cost_weight: wp.float32,
     contact_cost_max: wp.float32,
-    healthy_reward: wp.float32,
     reward_terms: wp.array2d[wp.float32],
 ):
     w = wp.tid()
     x_velocity = (_com_x(w, body_world_start, body_q, body_com, body_mass) - x_before[w]) / control_dt
     ctrl = action_sq_norm(actions, w)
     contact = world_wrench_sq_norm(body_world_start, body_wrench, w, wp.inf)
-    reward_terms[0, w] = forward_reward_weight * x_velocity
-    reward_terms[1, w] = -ctrl_cost_weight * ctrl
-    reward_terms[2, w] = -wp.min(contact_cost_weight * contact, contact_cost_max)
+    reward_terms[0, w] = x_velocity
+    reward_terms[1, w] = ctrl
+    reward_terms[2, w] = -wp.min(contact_cost_weight * contact, contact_cost_max)  # clamped after weighting
     survive = float(0.0)
     if healthy[w]:
-        survive = healthy_reward
+        survive = 1.0
     reward_terms[3, w] = survive
 
 
@@ -163,6 +162,9 @@ class HumanoidRunEnv(HumanoidScene):
     | 152-229 | contact wrench of each of the 13 bodies (force; torque about the COM) | N, N m |
 
     ## Rewards (Gymnasium Humanoid-v5, ``gymnasium/envs/mujoco/humanoid_v5.py``)
+    Weights are config fields, also settable by term name (``reward_weights={"ctrl": 0.05}``), except the contact
+    term's: it is clamped after weighting, so its kernel applies ``contact_cost_weight`` itself.
+
     - ``reward_forward = forward_reward_weight * (x_com_after - x_com_before) / dt``, mass-weighted COM, dt 0.015 s
     - ``reward_ctrl = -ctrl_cost_weight * sum(action**2)``
     - ``reward_contact = -min(contact_cost_weight * sum(wrench**2), contact_cost_max)``
@@ -183,7 +185,12 @@ class HumanoidRunEnv(HumanoidScene):
 
     config_cls = HumanoidRunConfig
     config: HumanoidRunConfig
-    reward_terms = ("forward", "ctrl", "contact", "survive")
+    rewards = (
+        RewardTerm("forward", weight="forward_reward_weight"),
+        RewardTerm("ctrl", weight="ctrl_cost_weight", cost=True),
+        RewardTerm("contact"),  # min(contact_cost_weight * cost, contact_cost_max): the kernel weights it
+        RewardTerm("survive", weight="healthy_reward"),
+    )
     default_max_episode_steps = 1000
     requested_observables = ("contact_f",)
     train_defaults: ClassVar[dict] = {
@@ -261,11 +268,8 @@ class HumanoidRunEnv(HumanoidScene):
                 self._actions,
                 self.body_contact_wrench,
                 self._healthy,
-                float(c.forward_reward_weight),
-                float(c.ctrl_cost_weight),
                 float(c.contact_cost_weight),
                 float(c.contact_cost_max),
-                float(c.healthy_reward),
             ],
             outputs=[reward_terms],
         )
