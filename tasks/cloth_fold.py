@@ -11,6 +11,7 @@ from steel_envs.envs.cloth import ClothScene, ClothSceneConfig
 from steel_envs.tasks import register_task
 
 from steel_envs import kernels
+from steel_envs.vector_env import RewardTerm
 
 __all__ = ["ClothFoldConfig", "ClothFoldEnv", "ClothFoldSingleEnv"]
 
@@ -77,9 +78,6 @@ def _rewards(
     resting: wp.array[wp.int32],
     corners: wp.array[wp.int32],
     corner_targets: wp.array[wp.int32],
-    corner_weight: wp.float32,
-    fold_weight: wp.float32,
-    flatness_weight: wp.float32,
     success_distance: wp.float32,
     success: wp.array[wp.bool],
     reward_terms: wp.array2d[wp.float32],
@@ -99,9 +97,9 @@ def _rewards(
         i = start + resting[k]
         drift += wp.length(particle_q[i] - rest_q[i])
     drift = drift / float(resting.shape[0])
-    reward_terms[0, w] = -corner_weight * corner
-    reward_terms[1, w] = -fold_weight * fold
-    reward_terms[2, w] = -flatness_weight * drift
+    reward_terms[0, w] = corner
+    reward_terms[1, w] = fold
+    reward_terms[2, w] = drift
     success[w] = fold < success_distance
 
 
@@ -124,7 +122,7 @@ class ClothFoldEnv(ClothScene):
 
     Other sizes: ``3 + 3 K^2 + 6`` values with ``K = cloth_cells / observation_stride + 1``.
 
-    ## Rewards (all costs, weights in the config)
+    ## Rewards (all costs; weights in the config, also settable by term name: ``reward_weights={"fold": 2.0}``)
     - ``reward_corner = -corner_weight * mean_k |p(grasped_k) - p(target_k)|``, targets the +y edge's corners;
     - ``reward_fold = -fold_weight * mean |p(i, j) - p(i, cells - j)|`` over the moving half ``j < cells / 2``
       (SoftGym ClothFold's particle-pair distance);
@@ -144,7 +142,11 @@ class ClothFoldEnv(ClothScene):
 
     config_cls = ClothFoldConfig
     config: ClothFoldConfig
-    reward_terms = ("corner", "fold", "flatness")
+    rewards = (
+        RewardTerm("corner", weight="corner_weight", cost=True),
+        RewardTerm("fold", weight="fold_weight", cost=True),
+        RewardTerm("flatness", weight="flatness_weight", cost=True),
+    )
     default_max_episode_steps = 100
     train_defaults: ClassVar[dict] = {"num_envs": 64, "num_steps_per_env": 25, "max_iterations": 300}
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
@@ -199,9 +201,6 @@ class ClothFoldEnv(ClothScene):
                 self._resting,
                 self._corners,
                 self._corner_targets,
-                float(c.corner_weight),
-                float(c.fold_weight),
-                float(c.flatness_weight),
                 float(c.success_distance),
             ],
             outputs=[self._success, reward_terms],
