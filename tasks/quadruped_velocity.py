@@ -19,6 +19,8 @@ from steel_envs.envs.quadruped import (
 )
 from steel_envs.tasks import register_task
 
+from steel_envs.vector_env import RewardTerm
+
 __all__ = ["QuadrupedVelocityConfig", "QuadrupedVelocityEnv", "QuadrupedVelocitySingleEnv"]
 
 
@@ -195,7 +197,6 @@ def _rewards(
     sigma: wp.float32,
     margin: wp.float32,
     air_target: wp.float32,
-    weights: wp.array[wp.float32],
     reward_terms: wp.array2d[wp.float32],
 ):
     w = wp.tid()
@@ -226,14 +227,14 @@ def _rewards(
     moving = wp.sqrt(commands[w, 0] * commands[w, 0] + commands[w, 1] * commands[w, 1]) > 0.1
     if not moving:
         air = 0.0
-    reward_terms[0, w] = weights[0] * wp.exp(-(ex * ex + ey * ey) / sigma)
-    reward_terms[1, w] = weights[1] * wp.exp(-(ez * ez) / sigma)
-    reward_terms[2, w] = weights[2] * lin[2] * lin[2]
-    reward_terms[3, w] = weights[3] * (ang[0] * ang[0] + ang[1] * ang[1])
-    reward_terms[4, w] = weights[4] * torque2
-    reward_terms[5, w] = weights[5] * rate2
-    reward_terms[6, w] = weights[6] * limit
-    reward_terms[7, w] = weights[7] * air
+    reward_terms[0, w] = wp.exp(-(ex * ex + ey * ey) / sigma)
+    reward_terms[1, w] = wp.exp(-(ez * ez) / sigma)
+    reward_terms[2, w] = lin[2] * lin[2]
+    reward_terms[3, w] = ang[0] * ang[0] + ang[1] * ang[1]
+    reward_terms[4, w] = torque2
+    reward_terms[5, w] = rate2
+    reward_terms[6, w] = limit
+    reward_terms[7, w] = air
 
 
 @wp.kernel(enable_backward=False)
@@ -276,7 +277,8 @@ class QuadrupedVelocityEnv(QuadrupedScene):
     | 36-47 | the last applied actions (0 after a reset) | 1 |
     | 48-51 | foot contact force magnitudes (Steel's ``contact_f``) | N |
 
-    ## Rewards (weights are config fields; per control step, not multiplied by dt)
+    ## Rewards (weights are config fields, also settable by term name, e.g. ``reward_weights={"torques": -1e-4}``;
+    per control step, not multiplied by dt)
     - ``reward_track_lin_vel = 1.0 * exp(-|cmd_xy - v_xy|^2 / 0.25)``
     - ``reward_track_ang_vel = 0.5 * exp(-(cmd_yaw - w_z)^2 / 0.25)``
     - ``reward_lin_vel_z = -2.0 * v_z^2``; ``reward_ang_vel_xy = -0.05 * |w_xy|^2``
@@ -296,9 +298,13 @@ class QuadrupedVelocityEnv(QuadrupedScene):
 
     config_cls = QuadrupedVelocityConfig
     config: QuadrupedVelocityConfig
-    reward_terms = (
-        "track_lin_vel", "track_ang_vel", "lin_vel_z", "ang_vel_xy", "torques", "action_rate", "joint_limits",
-        "feet_air_time",
+    # Signed weights (a penalty's is negative), as legged_gym and mjlab write them.
+    rewards = tuple(
+        RewardTerm(name, weight=f"{name}_weight")
+        for name in (
+            "track_lin_vel", "track_ang_vel", "lin_vel_z", "ang_vel_xy", "torques", "action_rate", "joint_limits",
+            "feet_air_time",
+        )
     )  # fmt: skip
     default_max_episode_steps = 1000
     requested_observables = ("contact_f",)
@@ -318,24 +324,13 @@ class QuadrupedVelocityEnv(QuadrupedScene):
         return 12 + 3 * len(JOINTS) + len(FEET)
 
     def _setup_task(self) -> None:
-        n, c = self.num_envs, self.config
+        n = self.num_envs
         self._commands = wp.zeros((n, 3), dtype=wp.float32)
         self._last_actions = wp.zeros((n, self.action_dim), dtype=wp.float32)
         self._air_time = wp.zeros((n, 4), dtype=wp.float32)
         self._first_contact_air = wp.zeros((n, 4), dtype=wp.float32)
         self._foot_contact = wp.zeros((n, 4), dtype=wp.bool)
         self._no_force = wp.zeros(n, dtype=wp.bool)
-        weights = [
-            c.track_lin_vel_weight,
-            c.track_ang_vel_weight,
-            c.lin_vel_z_weight,
-            c.ang_vel_xy_weight,
-            c.torques_weight,
-            c.action_rate_weight,
-            c.joint_limits_weight,
-            c.feet_air_time_weight,
-        ]
-        self._weights = wp.array(weights, dtype=wp.float32)
         self._feet = wp.vec4i(*FEET)
 
     def _resample(self, force: wp.array) -> None:
@@ -435,7 +430,6 @@ class QuadrupedVelocityEnv(QuadrupedScene):
                 float(c.tracking_sigma),
                 float(c.joint_limit_margin),
                 float(c.feet_air_time_target),
-                self._weights,
             ],
             outputs=[reward_terms],
         )
