@@ -11,6 +11,8 @@ from steel_envs.envs.soft import SoftScene, SoftSceneConfig
 from steel_envs.tasks import register_task
 from steel_envs.tasks.goals import PushGoalConfig, draw_goal
 
+from steel_envs.vector_env import RewardTerm
+
 __all__ = ["SoftPushConfig", "SoftPushEnv", "SoftPushSingleEnv", "green_strain_norm"]
 
 PUSHER_BODY = 1
@@ -145,18 +147,14 @@ def _rewards(
     tets_per_world: wp.int32,
     goals: wp.array2d[wp.float32],
     success: wp.array[wp.bool],
-    reach_weight: wp.float32,
-    push_weight: wp.float32,
-    strain_weight: wp.float32,
     strain_threshold: wp.float32,
-    success_bonus: wp.float32,
     reward_terms: wp.array2d[wp.float32],
 ):
     w = wp.tid()
     com = _block_com(particle_world_start, particle_q, w)
     pusher = wp.transform_get_translation(body_q[body_world_start[w] + PUSHER_BODY])
-    reward_terms[0, w] = -reach_weight * _planar_distance(pusher, com[0], com[1])
-    reward_terms[1, w] = -push_weight * _planar_distance(com, goals[w, 0], goals[w, 1])
+    reward_terms[0, w] = _planar_distance(pusher, com[0], com[1])
+    reward_terms[1, w] = _planar_distance(com, goals[w, 0], goals[w, 1])
     excess = float(0.0)
     for t in range(w * tets_per_world, (w + 1) * tets_per_world):
         e = green_strain_norm(
@@ -167,10 +165,10 @@ def _rewards(
             tet_poses[t],
         )
         excess += wp.max(e - strain_threshold, 0.0)
-    reward_terms[2, w] = -strain_weight * excess / float(tets_per_world)
+    reward_terms[2, w] = excess / float(tets_per_world)
     bonus = float(0.0)
     if success[w]:
-        bonus = success_bonus
+        bonus = 1.0
     reward_terms[3, w] = bonus
 
 
@@ -199,6 +197,8 @@ class SoftPushEnv(SoftScene):
     | 14-37 | the block's 8 corner particles relative to its centre of mass | m |
 
     ## Rewards
+    Weights are config fields, also settable by term name (``reward_weights={"strain": 0.5}``).
+
     - ``reward_reach = -reach_weight * |pusher_xy - com_xy|``;
     - ``reward_push = -push_weight * |com_xy - goal|``;
     - ``reward_strain = -strain_weight * mean_t max(0, |E_t|_F - strain_threshold)`` over the block's
@@ -217,7 +217,12 @@ class SoftPushEnv(SoftScene):
 
     config_cls = SoftPushConfig
     config: SoftPushConfig
-    reward_terms = ("reach", "push", "strain", "success")
+    rewards = (
+        RewardTerm("reach", weight="reach_weight", cost=True),
+        RewardTerm("push", weight="push_weight", cost=True),
+        RewardTerm("strain", weight="strain_weight", cost=True),
+        RewardTerm("success", weight="success_bonus"),
+    )
     default_max_episode_steps = 200
     observation_dim = 38
     train_defaults: ClassVar[dict] = {"num_envs": 64, "num_steps_per_env": 32, "max_iterations": 300}
@@ -295,11 +300,7 @@ class SoftPushEnv(SoftScene):
                 self._tets_per_world,
                 self._goals,
                 self._success,
-                float(c.reach_weight),
-                float(c.push_weight),
-                float(c.strain_weight),
                 float(c.strain_threshold),
-                float(c.success_bonus),
             ],
             outputs=[reward_terms],
         )
