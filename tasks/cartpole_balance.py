@@ -9,6 +9,8 @@ import warp as wp
 from steel_envs.envs.cartpole import CartpoleScene, CartpoleSceneConfig
 from steel_envs.tasks import register_task
 
+from steel_envs.vector_env import RewardTerm
+
 __all__ = ["CartpoleBalanceConfig", "CartpoleBalanceEnv", "CartpoleBalanceSingleEnv"]
 
 
@@ -68,9 +70,9 @@ def _terminations(
 
 
 @wp.kernel(enable_backward=False)
-def _rewards(alive_reward: wp.float32, reward_terms: wp.array2d[wp.float32]):
+def _rewards(reward_terms: wp.array2d[wp.float32]):
     w = wp.tid()
-    reward_terms[0, w] = alive_reward
+    reward_terms[0, w] = 1.0
 
 
 class CartpoleBalanceEnv(CartpoleScene):
@@ -106,7 +108,7 @@ class CartpoleBalanceEnv(CartpoleScene):
 
     config_cls = CartpoleBalanceConfig
     config: CartpoleBalanceConfig
-    reward_terms = ("alive",)
+    rewards = (RewardTerm("alive", weight="alive_reward"),)
     default_max_episode_steps = 500
     train_defaults: ClassVar[dict] = {
         "num_envs": 256,
@@ -152,7 +154,7 @@ class CartpoleBalanceEnv(CartpoleScene):
     def _compute_rewards(self, reward_terms: wp.array) -> None:
         self.launch_per_world(
             _rewards,
-            inputs=[float(self.config.alive_reward)],
+            inputs=[],
             outputs=[reward_terms],
         )
 
