@@ -8,6 +8,7 @@ from typing import ClassVar
 import warp as wp
 from steel_envs.envs.push import PushScene, PushSceneConfig
 from steel_envs.tasks import register_task
+from steel_envs.vector_env import RewardTerm
 from steel_envs.tasks.goals import PushGoalConfig, draw_goal
 
 __all__ = ["PushCubeConfig", "PushCubeEnv", "PushCubeSingleEnv"]
@@ -101,9 +102,6 @@ def _rewards(
     body_q: wp.array[wp.transform],
     goals: wp.array2d[wp.float32],
     success: wp.array[wp.bool],
-    reach_weight: wp.float32,
-    push_weight: wp.float32,
-    success_bonus: wp.float32,
     reward_terms: wp.array2d[wp.float32],
 ):
     w = wp.tid()
@@ -111,11 +109,11 @@ def _rewards(
     finger = wp.transform_get_translation(body_q[b0 + FINGER_BODY])
     cube = wp.transform_get_translation(body_q[b0 + CUBE_BODY])
     reach = wp.length(wp.vec3(cube[0] - finger[0], cube[1] - finger[1], 0.0))
-    reward_terms[0, w] = -reach_weight * reach
-    reward_terms[1, w] = -push_weight * _cube_goal_distance(body_q, b0 + CUBE_BODY, goals, w)
+    reward_terms[0, w] = reach
+    reward_terms[1, w] = _cube_goal_distance(body_q, b0 + CUBE_BODY, goals, w)
     bonus = float(0.0)
     if success[w]:
-        bonus = success_bonus
+        bonus = 1.0
     reward_terms[2, w] = bonus
 
 
@@ -140,6 +138,8 @@ class PushCubeEnv(PushScene):
     | 16-17 | cube minus goal, x and y | m |
 
     ## Rewards
+    Weights are config fields, also settable by term name (``reward_weights={"reach": 0.5}``).
+
     - ``reward_reach = -reach_weight * |finger_xy - cube_xy|``
     - ``reward_push = -push_weight * |cube_xy - goal|``
     - ``reward_success = success_bonus`` on the step the cube comes within ``success_radius`` (5 cm) of the goal
@@ -155,7 +155,11 @@ class PushCubeEnv(PushScene):
 
     config_cls = PushCubeConfig
     config: PushCubeConfig
-    reward_terms = ("reach", "push", "success")
+    rewards = (
+        RewardTerm("reach", weight="reach_weight", cost=True),
+        RewardTerm("push", weight="push_weight", cost=True),
+        RewardTerm("success", weight="success_bonus"),
+    )
     default_max_episode_steps = 250
     observation_dim = 18
     train_defaults: ClassVar[dict] = {"num_envs": 128, "num_steps_per_env": 32, "max_iterations": 500}
@@ -193,7 +197,6 @@ class PushCubeEnv(PushScene):
         )
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:
-        c = self.config
         self.launch_per_world(
             _rewards,
             inputs=[
@@ -201,9 +204,6 @@ class PushCubeEnv(PushScene):
                 self.state_0.body_q,
                 self._goals,
                 self._success,
-                float(c.reach_weight),
-                float(c.push_weight),
-                float(c.success_bonus),
             ],
             outputs=[reward_terms],
         )
