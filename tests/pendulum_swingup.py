@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import warp as wp
 from pendulum_scene import PendulumScene, PendulumSceneConfig
 
-from steel_envs import kernels, register_task
+from steel_envs import RewardTerm, kernels, register_task
 
 
 @dataclass(kw_only=True)
@@ -49,9 +49,6 @@ def _rewards(
     joint_qd: wp.array[wp.float32],
     actions: wp.array2d[wp.float32],
     max_torque: wp.float32,
-    angle_cost_weight: wp.float32,
-    velocity_cost_weight: wp.float32,
-    torque_cost_weight: wp.float32,
     reward_terms: wp.array2d[wp.float32],
 ):
     w = wp.tid()
@@ -59,9 +56,9 @@ def _rewards(
     theta = wp.atan2(wp.sin(q), wp.cos(q))
     qd = joint_qd[dof_world_start[w]]
     u = actions[w, 0] * max_torque
-    reward_terms[0, w] = -angle_cost_weight * theta * theta
-    reward_terms[1, w] = -velocity_cost_weight * qd * qd
-    reward_terms[2, w] = -torque_cost_weight * u * u
+    reward_terms[0, w] = theta * theta
+    reward_terms[1, w] = qd * qd
+    reward_terms[2, w] = u * u
 
 
 class PendulumSwingupEnv(PendulumScene):
@@ -90,7 +87,11 @@ class PendulumSwingupEnv(PendulumScene):
 
     config_cls = PendulumSwingupConfig
     config: PendulumSwingupConfig
-    reward_terms = ("angle", "velocity", "torque")
+    rewards = (
+        RewardTerm("angle", weight="angle_cost_weight", cost=True),
+        RewardTerm("velocity", weight="velocity_cost_weight", cost=True),
+        RewardTerm("torque", weight="torque_cost_weight", cost=True),
+    )
     default_max_episode_steps = 200
     observation_terms = (
         ("cosine of the angle", "1"),
@@ -124,9 +125,6 @@ class PendulumSwingupEnv(PendulumScene):
                 self.state_0.joint_qd,
                 self._actions,
                 float(c.max_torque),
-                float(c.angle_cost_weight),
-                float(c.velocity_cost_weight),
-                float(c.torque_cost_weight),
             ],
             outputs=[reward_terms],
         )
