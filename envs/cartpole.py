@@ -64,6 +64,11 @@ class CartpoleScene(SteelVectorEnv):
     Physics: dt 0.01 s, decimation 2 (control dt 0.02 s, Gymnasium's ``tau``). No contacts: collisions are
     off, but the solver's ``constraint_overflow`` term is still evaluated. Action: one value in [-1, 1],
     the cart force ``action * force_scale`` [N].
+
+    The rail: unlimited by default (CartpoleBalance ends the episode at its end instead); a task whose
+    :meth:`rail_limit` returns a half-length gives the rail joint the position limits ``[-limit, limit]`` [m],
+    which the task's solver options must enforce (``enable_joint_limits=True``), as dm_control's ``slider``
+    (``range="-1.8 1.8"``) does.
     """
 
     config_cls = CartpoleSceneConfig
@@ -76,11 +81,19 @@ class CartpoleScene(SteelVectorEnv):
     camera_eye = (0.0, -3.2, 0.9)  # a fixed camera facing the rail
     camera_target = (0.0, 0.0, 0.35)
     # Two joints without contacts or enabled limits create no rows: the default capacities and 12
-    # iterations are unused, and joint limits stay off because the rail's end is a termination.
+    # iterations are unused. Joint limits stay off here (CartpoleBalance's rail end is a termination); a task
+    # with a limited rail (rail_limit) turns them on in its own solver_defaults.
     solver_defaults = SteelSolverOptions()
 
+    def rail_limit(self) -> float | None:
+        """Half-length of the cart's travel [m], the rail joint's position limits ``[-limit, limit]``; None (the
+        scene's default): the rail joint has no limits. Tasks override it; it is read once, when the model is built.
+        """
+        return None
+
     def build_world(self, builder: newton.ModelBuilder) -> None:
-        """Add the cart, its rail joint, the pole and its hinge (no collision shapes)."""
+        """Add the cart, its rail joint (limited to :meth:`rail_limit` where that is set), the pole and its hinge
+        (no collision shapes)."""
         visual = newton.ModelBuilder.ShapeConfig(density=0.0, has_shape_collision=False, has_particle_collision=False)
         cart = builder.add_link(mass=CART_MASS, inertia=wp.mat33(np.eye(3, dtype=np.float32) * 0.01), label="cart")
         builder.add_shape_box(cart, hx=0.2, hy=0.15, hz=0.1, cfg=visual)
@@ -98,11 +111,27 @@ class CartpoleScene(SteelVectorEnv):
             half_height=POLE_HALF_LENGTH,
             cfg=visual,
         )
-        # The rail, drawn only (a static shape without collision), its ends at the termination limit.
+        limit = self.rail_limit()
+        # The rail, drawn only (a static shape without collision): its ends at CartpoleBalance's termination limit,
+        # or where the cart's edge (half-width 0.2 m) is when a limited rail stops it.
+        rail_half = 2.4 if limit is None else limit + 0.2
         builder.add_shape_box(
-            -1, xform=wp.transform(wp.vec3(0.0, 0.0, -0.12), wp.quat_identity()), hx=2.4, hy=0.03, hz=0.02, cfg=visual
+            -1,
+            xform=wp.transform(wp.vec3(0.0, 0.0, -0.12), wp.quat_identity()),
+            hx=rail_half,
+            hy=0.03,
+            hz=0.02,
+            cfg=visual,
         )
-        rail = builder.add_joint_prismatic(-1, cart, axis=newton.Axis.X, armature=0.0, label="rail")
+        rail = builder.add_joint_prismatic(
+            -1,
+            cart,
+            axis=newton.Axis.X,
+            armature=0.0,
+            limit_lower=None if limit is None else -limit,
+            limit_upper=limit,
+            label="rail",
+        )
         hinge = builder.add_joint_revolute(cart, pole, axis=newton.Axis.Y, armature=0.0, label="hinge")
         builder.add_articulation([rail, hinge], label="cartpole")
 

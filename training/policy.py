@@ -64,25 +64,50 @@ def load_policy(checkpoint: str, *, device: str = "cpu", num_envs: int = 1, **en
 
 
 def play(
-    checkpoint: str,
+    checkpoint: str | None = None,
     *,
+    policy: str | None = None,
+    env_id: str | None = None,
     episodes: int = 10,
     num_envs: int = 8,
     device: str = "cpu",
     seed: int = 0,
     video: str | None = None,
 ) -> dict:
-    """Run the deterministic policy of ``checkpoint`` until ``episodes`` episodes ended; return their statistics
-    (``returns``, ``lengths`` lists; ``mean_return``, ``mean_length``). With ``video`` (.mp4 or .gif), world 0
-    is rendered every step and written there."""
+    """Run the deterministic policy of ``checkpoint``, or the policy ``policy`` on ``env_id``, until ``episodes``
+    episodes ended; return their statistics (``env_id``; ``returns``, ``lengths`` lists; ``mean_return``,
+    ``mean_length``). With ``video`` (.mp4 or .gif), world 0 is rendered every step and written there.
+
+    ``policy`` is any spec of ``steel-envs evaluate`` (:func:`steel_envs.training.evaluate.load_policy_callable`),
+    e.g. ``module:function`` (observations (N, obs_dim) float32 -> actions (N, act_dim)).
+
+    Raises:
+        ValueError: Unless exactly one of ``checkpoint`` and ``policy`` is given, or if ``policy`` comes without
+            ``env_id``.
+    """
+    if (checkpoint is None) == (policy is None):
+        raise ValueError("play: give either a checkpoint or a policy")
     render = {"render_mode": "rgb_array"} if video else {}
-    loaded, env = load_policy(checkpoint, device=device, num_envs=num_envs, seed=seed, **render)
+    if checkpoint is not None:
+        loaded, env = load_policy(checkpoint, device=device, num_envs=num_envs, seed=seed, **render)
+        env_id, act = loaded.env_id, loaded.policy
+    else:
+        if env_id is None:
+            raise ValueError("play: a policy needs an env_id")
+        import steel_envs
+
+        from .evaluate import load_policy_callable
+
+        env = steel_envs.make_vec(env_id, num_envs=num_envs, device=device, seed=seed, **render)
+        act = load_policy_callable(policy, env, seed)
     obs, _ = env.reset(seed=seed)
     frames = [env.render()] if video else []
     returns: list[float] = []
     lengths: list[int] = []
     while len(returns) < episodes:
-        obs, _, _, _, info = env.step(loaded.policy(obs).float())
+        with torch.no_grad():
+            actions = act(obs)
+        obs, _, _, _, info = env.step(actions.float())
         if video:
             frames.append(env.render())
         ended = info["_episode"]
@@ -96,7 +121,7 @@ def play(
     env.close()
     returns, lengths = returns[:episodes], lengths[:episodes]
     return {
-        "env_id": loaded.env_id,
+        "env_id": env_id,
         "returns": returns,
         "lengths": lengths,
         "mean_return": sum(returns) / len(returns),
@@ -141,16 +166,33 @@ def export(checkpoint: str, *, format: str = "onnx", out: str | None = None) -> 
 
 
 def main_play(argv: list[str] | None = None) -> int:
-    """``steel-envs play --checkpoint PATH [--episodes K] [--num-envs N] [--device D] [--video FILE]``."""
+    """``steel-envs play (--checkpoint PATH | --policy SPEC --env ID) [--episodes K] [--num-envs N] [--device D]
+    [--video FILE]``."""
     p = argparse.ArgumentParser(prog="steel-envs play", description=main_play.__doc__)
-    p.add_argument("--checkpoint", required=True, help="model_*.pt of a steel-envs train run")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--checkpoint", help="model_*.pt of a steel-envs train run")
+    source.add_argument(
+        "--policy", help="module:function (obs -> actions), .onnx / TorchScript file, random or zero; needs --env"
+    )
+    p.add_argument("--env", default=None, help="environment ID of --policy, e.g. steel_envs/CartpoleSwingup-v0")
     p.add_argument("--episodes", type=int, default=10)
     p.add_argument("--num-envs", type=int, default=8)
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--video", default=None, help="write world 0 as a video, .mp4 or .gif")
     a = p.parse_args(argv)
-    r = play(a.checkpoint, episodes=a.episodes, num_envs=a.num_envs, device=a.device, seed=a.seed, video=a.video)
+    if a.policy is not None and a.env is None:
+        p.error("--policy needs --env")
+    r = play(
+        a.checkpoint,
+        policy=a.policy,
+        env_id=a.env,
+        episodes=a.episodes,
+        num_envs=a.num_envs,
+        device=a.device,
+        seed=a.seed,
+        video=a.video,
+    )
     print(
         f"{r['env_id']}: {len(r['returns'])} episodes, mean return {r['mean_return']:.2f}, "
         f"mean length {r['mean_length']:.1f}"
