@@ -110,16 +110,18 @@ def record(
     device: str | None = None,
     seed: int = 0,
 ) -> tuple[list, float]:
-    """Step a random or zero policy and render every control step; return the (H, W, 3) uint8 frames and the
-    frame rate [1/s] (one frame per control step).
+    """Step a policy and render every control step; return the (H, W, 3) uint8 frames and the frame rate [1/s] (one
+    frame per control step).
+
+    ``policy`` is any spec of ``steel-envs evaluate`` (:func:`steel_envs.training.evaluate.load_policy_callable`):
+    ``"random"`` (uniform, seeded), ``"zero"``, ``module:function`` (observations (N, obs_dim) float32 -> actions
+    (N, act_dim)), a ``steel-envs train`` checkpoint or an exported ``.onnx`` / TorchScript file.
 
     Raises:
         ValueError: On an unknown policy, a non-positive step count or bad render arguments.
     """
     import steel_envs
 
-    if policy not in ("random", "zero"):
-        raise ValueError(f"policy: expected 'random' or 'zero', got {policy!r}")
     if steps < 1:
         raise ValueError(f"steps: expected an int >= 1, got {steps}")
     env = steel_envs.make_vec(
@@ -131,17 +133,22 @@ def record(
         render_size=size,
         render_num_worlds=num_worlds,
     )
-    generator = torch.Generator(device=env.torch_device).manual_seed(seed)
-    shape = (env.num_envs, env.action_dim)
-    frames = [env.render()]
-    for _ in range(steps):
-        if policy == "random":
-            actions = torch.rand(shape, generator=generator, device=env.torch_device) * 2.0 - 1.0
-        else:
-            actions = torch.zeros(shape, device=env.torch_device)
-        env.step(actions)
-        frames.append(env.render())
-    env.close()
+    try:
+        from steel_envs.training.evaluate import load_policy_callable
+
+        try:
+            act = load_policy_callable(policy, env, seed)
+        except AttributeError as e:  # module:function naming a missing function
+            raise ValueError(f"policy: {e}") from e
+        obs, _ = env.reset(seed=seed)
+        frames = [env.render()]
+        for _ in range(steps):
+            with torch.no_grad():
+                actions = act(obs)
+            obs, *_ = env.step(torch.as_tensor(actions, device=env.torch_device).float())
+            frames.append(env.render())
+    finally:
+        env.close()
     return frames, 1.0 / env.control_dt
 
 
@@ -158,16 +165,30 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the env and the policy (default 0)")
     p.add_argument("--shards", type=int, default=1, help="CPU processes to split the worlds over (default 1)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    r = sub.add_parser("record", help="record a video of a random or zero policy (rgb_array rendering)")
+    r = sub.add_parser("record", help="record a video of a policy (rgb_array rendering)")
     r.add_argument("env_id", help="environment ID, e.g. steel_envs/AntRun-v0")
     r.add_argument("--steps", type=int, default=200, help="control steps to record (default 200)")
     r.add_argument("--out", default="clip.mp4", help="output file, .mp4 or .gif (default clip.mp4)")
-    r.add_argument("--policy", choices=("random", "zero"), default="random", help="action policy (default random)")
+    r.add_argument(
+        "--policy",
+        default="random",
+        help="random, zero, module:function (obs -> actions), a train checkpoint or an .onnx / TorchScript file "
+        "(as steel-envs evaluate; default random)",
+    )
     r.add_argument("--worlds", type=int, default=1, help="worlds tiled into the video (default 1)")
     r.add_argument("--size", default="320x240", help="frame size per world, WxH (default 320x240)")
     r.add_argument("--device", default=None, help="Warp device (default: Warp's preferred)")
     r.add_argument("--seed", type=int, default=0)
     sub.add_parser("list", help="list the registered environment IDs")
+    d = sub.add_parser("doctor", help="physics health report: capacities, overflow, limits, penetration, energy")
+    d.add_argument("env_id", help="environment ID, e.g. steel_envs/AntRun-v0")
+    d.add_argument("--num-envs", type=int, default=4, help="number of worlds (default 4)")
+    d.add_argument("--steps", type=int, default=50, help="control steps per action family (default 50)")
+    d.add_argument("--device", default=None, help="Warp device (default: Warp's preferred)")
+    d.add_argument("--seed", type=int, default=0, help="seed of the resets and actions (default 0)")
+    d.add_argument("--solver-options", default=None, help="solver keywords as JSON, e.g. '{\"iterations\": 16}'")
+    d.add_argument("--collision-options", default=None, help="collision pipeline keywords as JSON")
+    d.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON to FILE")
     sub.add_parser(
         "train", help="train PPO (rsl-rl-lib) on an environment; see steel-envs train --help", add_help=False
     )
@@ -242,6 +263,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "list":
         print("\n".join(steel_envs.ENV_IDS))
         return 0
+    if args.command == "doctor":
+        from .doctor import run_cli
+
+        return run_cli(args)
     if args.command == "record":
         try:
             width, height = (int(v) for v in args.size.lower().split("x"))

@@ -1,0 +1,199 @@
+"""``steel-envs doctor``: every shipped env passes its own report (4 worlds, 50 steps of each action family), the
+report fails where the physics is broken (limit rows created too late, a row capacity below the need), its advice
+fixes what it advises on, and its probes measure what a hand computation gives."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from conftest import make
+from steel_envs.envs.push import CUBE_HALF
+
+import steel_envs
+from steel_envs import cli
+from steel_envs.doctor import (
+    HEADROOM,
+    OVERFLOW_FACTOR,
+    PENETRATION_TOL,
+    REVOLUTE_OVERSHOOT_TOL,
+    DoctorReport,
+    _Probe,
+    doctor,
+)
+from steel_envs.vbd_env import VBDVectorEnv
+
+WORLDS, STEPS = 4, 50
+ANT = "steel_envs/AntRun-v0"
+# Lines that fail in shipped envs today, each measured by this doctor and reported to issue 13 item 2 ("nothing
+# passes through the ground"); the test xfails on them and on nothing else.
+KNOWN_FAILURES = {
+    # Reset noise U(-0.1, 0.1) m on the torso height starts feet up to ~0.25 m inside the ground; random and
+    # bang-bang torques also drive feet ~6 cm into it between control steps.
+    ("steel_envs/AntRun-v0", "penetration: bodies"),
+    # Random torques push a foot 5-6 mm into the ground.
+    ("steel_envs/HumanoidRun-v0", "penetration: bodies"),
+    # Random corner motion presses cloth particles through the ground (centres below the plane).
+    ("steel_envs/ClothFold-v0", "penetration: particles"),
+}
+
+
+@functools.cache
+def _report(env_id: str) -> DoctorReport:
+    return doctor(env_id, WORLDS, STEPS, "cpu")
+
+
+@pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)
+def test_every_shipped_env_passes_its_own_doctor(env_id: str) -> None:
+    r = _report(env_id)
+    checks = [line.check for line in r.lines]
+    for check in ("overflow rate", "penetration: bodies", "energy drift at rest", "world-count independence"):
+        assert check in checks, checks
+    assert all(line.status in ("pass", "warn", "fail", "n/a") for line in r.lines)
+    unexpected = [line for line in r.lines if line.status == "fail" and (env_id, line.check) not in KNOWN_FAILURES]
+    assert not unexpected, r.table()
+    vbd = issubclass(steel_envs.task_class(env_id), VBDVectorEnv)
+    world_count = r.line("world-count independence")
+    assert world_count.status == "pass" or (vbd and world_count.status == "warn"), r.table()
+    assert r.line("non-finite events").status == "pass" and r.line("overflow rate").status == "pass", r.table()
+    if not vbd:
+        assert any(check.startswith("rows") for check in checks)
+        assert ("contacts: rigid" in checks) == steel_envs.task_class(env_id).enable_collisions
+    known = [line for line in r.lines if line.status == "fail"]
+    if known:
+        pytest.xfail("issue 13 item 2: " + "; ".join(f"{line.check} {line.value} ({line.detail})" for line in known))
+
+
+def test_limit_rows_created_too_late_fail_the_overshoot_line() -> None:
+    """The former AntRun setup: limit rows only within 0.1 rad of a limit and no projection into the limits (the
+    env's ``project_joint_limits`` would otherwise clamp every hinge back after each physics step)."""
+    r = doctor(
+        ANT,
+        WORLDS,
+        STEPS,
+        "cpu",
+        solver_options={"joint_limit_activation_gap": 0.1},
+        project_joint_limits=False,
+        check_world_count=False,
+    )
+    line = r.line("joint-limit overshoot: revolute")
+    assert line.status == "fail" and line.measured > 5 * REVOLUTE_OVERSHOOT_TOL, r.table()
+    assert "joint_limit_activation_gap" in line.advice and "world" in line.detail
+    assert r.line("rows: articulation").status == "pass"  # nothing else is blamed
+    assert r.failed
+
+
+def test_a_row_capacity_below_the_need_fails_and_its_advice_fixes_it() -> None:
+    r = doctor(ANT, WORLDS, STEPS, "cpu", solver_options={"articulation_constraint_max": 8}, check_world_count=False)
+    rows = r.line("rows: articulation")
+    # 16 limit rows per world in every step (activation gap 2 rad) exceed 8 rows before any contact.
+    assert rows.status == "fail" and rows.measured >= 16 and rows.value.endswith("/ 8"), r.table()
+    size = math.ceil(OVERFLOW_FACTOR * rows.measured)
+    assert f"'articulation_constraint_max': {size}" in rows.advice
+    assert r.suggested_solver_options == {"articulation_constraint_max": size}
+    assert r.line("overflow rate").status == "fail" and r.line("overflow rate").measured > 0.5
+    fixed = doctor(ANT, WORLDS, STEPS, "cpu", solver_options=r.suggested_solver_options, check_world_count=False)
+    assert fixed.line("rows: articulation").status == "pass", fixed.table()
+    assert fixed.line("overflow rate").status == "pass"
+
+
+def test_a_capacity_within_1_3x_of_the_mark_warns() -> None:
+    """The same runs with a capacity just above the shipped run's mark: no row is dropped (the physics is bitwise
+    the same), so the mark is the same and the line warns with the options page's 1.3x."""
+    mark = int(_report(ANT).line("rows: articulation").measured)
+    r = doctor(ANT, WORLDS, STEPS, "cpu", solver_options={"articulation_constraint_max": mark}, check_world_count=False)
+    rows = r.line("rows: articulation")
+    assert rows.status == "warn" and rows.measured == mark, r.table()
+    assert r.suggested_solver_options == {"articulation_constraint_max": math.ceil(HEADROOM * mark)}
+
+
+def test_the_penetration_probe_measures_a_cube_sunk_by_hand() -> None:
+    env = make("steel_envs/PushCube-v0", 1, seed=0)
+    try:
+        probe = _Probe(env, False, 0)
+        body_q = env.state_0.body_q.numpy()
+        cube = next(i for i, label in enumerate(env.model.body_label) if label.endswith("cube_0"))
+        body_q[cube, 2] = CUBE_HALF - 0.003  # 3 mm into the ground, unrotated
+        env.state_0.body_q.assign(body_q)
+        probe._sample("zero", None, np.ones(1, bool))
+        depth, where = probe.penetration["bodies"]["reset"]
+        assert depth == pytest.approx(0.003, abs=1e-5) and "cube_0" in where
+        # Lifting it by h adds m g h to the world's energy (m = 400 kg/m^3 x (0.1 m)^3).
+        before = probe._energy()[0]
+        body_q[cube, 2] = CUBE_HALF + 0.1
+        env.state_0.body_q.assign(body_q)
+        gained = probe._energy()[0] - before
+        g = float(np.linalg.norm(env.model.gravity.numpy()[0]))
+        assert gained == pytest.approx(400.0 * 0.1**3 * g * 0.103, rel=1e-4)
+    finally:
+        env.close()
+
+
+def test_a_particle_centre_below_the_ground_fails_the_particle_line() -> None:
+    env = make("steel_envs/SoftPush-v0", 1, seed=0)
+    try:
+        probe = _Probe(env, True, 0)
+        q = env.state_0.particle_q.numpy()
+        radius = float(env.model.particle_radius.numpy()[0])
+        q[0, 2] = -0.002
+        env.state_0.particle_q.assign(q)
+        probe._sample("zero", None, np.zeros(1, bool))
+        report = DoctorReport(env_id="x", num_envs=1, steps=1, device="cpu", seed=0)
+        probe._penetration_lines(report)
+        line = report.line("penetration: particles")
+        assert line.status == "fail" and line.measured == pytest.approx(radius + 0.002, abs=1e-6)
+        assert "1 particle centres below the ground" in line.detail and line.measured > PENETRATION_TOL
+    finally:
+        env.close()
+
+
+def test_the_world_count_line_fails_on_a_one_ulp_difference() -> None:
+    env = make("steel_envs/CartpoleBalance-v0", 2, seed=0, autoreset_mode="NextStep")
+    try:
+        probe = _Probe(env, False, 0)
+        actions = [np.full((2, 1), 0.5, np.float32)] * 3
+        probe.run("random", actions, track_world=1)
+        twin = [[(k, a.copy()) for k, a in step] for step in probe.tracked]
+        report = DoctorReport(env_id="x", num_envs=2, steps=3, device="cpu", seed=0)
+        assert probe._world_count_line(report, twin, True).status == "pass"
+        name, array = twin[2][0]
+        array.flat[0] = np.nextafter(array.flat[0], np.float32(np.inf))
+        line = probe._world_count_line(report, twin, True)
+        assert line.status == "fail" and "from step 2" in line.detail and name in line.detail
+    finally:
+        env.close()
+
+
+def test_bad_input_is_one_line_and_exit_2(capsys) -> None:
+    with pytest.raises(ValueError, match="steps: expected an int >= 1"):
+        doctor(ANT, steps=0)
+    with pytest.raises(gym.error.UnregisteredEnv):
+        doctor("steel_envs/Nope-v0")
+    for argv, message in (
+        (["doctor", "steel_envs/Nope-v0"], "'steel_envs/Nope-v0' is not a registered"),
+        (["doctor", ANT, "--steps", "0"], "--steps: expected an int >= 1, got 0"),
+        (["doctor", ANT, "--solver-options", "[1]"], "--solver-options: expected a JSON object"),
+        (["doctor", ANT, "--solver-options", '{"nope": 1}', "--device", "cpu"], "unknown SolverSteel option"),
+    ):
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("steel-envs doctor: ") and message in err and len(err.splitlines()) == 1, err
+
+
+def test_the_cli_prints_the_table_writes_json_and_exits_1_on_a_fail(tmp_path, capsys) -> None:
+    out = tmp_path / "report.json"
+    argv = ["doctor", "steel_envs/CartpoleSwingup-v0", "--steps", "8", "--device", "cpu", "--json", str(out)]
+    assert cli.main(argv) == 0
+    text = capsys.readouterr().out
+    assert "world-count independence" in text and "result: pass" in text
+    data = json.loads(out.read_text())
+    assert data["failed"] is False and data["env_id"] == "steel_envs/CartpoleSwingup-v0"
+    assert {line["check"] for line in data["lines"]} >= {"overflow rate", "world-count independence"}
+    argv = ["doctor", ANT, "--steps", "5", "--device", "cpu", "--solver-options", '{"articulation_constraint_max": 8}']
+    assert cli.main(argv) == 1
+    text = capsys.readouterr().out
+    assert 'suggested: solver_options={"articulation_constraint_max": ' in text and "result: fail" in text
