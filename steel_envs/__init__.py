@@ -19,7 +19,7 @@ from .single_env import SteelSingleEnv
 from .solver_options import SteelSolverOptions, VBDSolverOptions
 from .tasks import ENV_IDS, register_task, registry, task_class
 from .vbd_env import VBDVectorEnv
-from .vector_env import InitialStateSpec, RewardTerm, SteelVectorEnv, TaskConfig
+from .vector_env import InitialStateSpec, RewardTerm, SteelVectorEnv, TaskConfig, TerminationTerm
 
 __all__ = [
     "ENV_IDS",
@@ -30,6 +30,7 @@ __all__ = [
     "SteelSolverOptions",
     "SteelVectorEnv",
     "TaskConfig",
+    "TerminationTerm",
     "VBDSolverOptions",
     "VBDVectorEnv",
     "evaluate",

@@ -517,3 +517,41 @@ def no_task_terminations(terminated: wp.array[wp.bool], truncated: wp.array[wp.b
     w = wp.tid()
     terminated[w] = False
     truncated[w] = False
+
+
+@wp.kernel(enable_backward=False)
+def combine_termination_terms(
+    term_count: wp.int32,
+    time_out: wp.array[wp.bool],
+    skip: wp.array[wp.bool],
+    flags: wp.array2d[wp.bool],
+    terminated: wp.array[wp.bool],
+    truncated: wp.array[wp.bool],
+):
+    """OR the task's termination terms (``flags`` (term_count, num_envs)) into ``terminated``, or ``truncated``
+    where ``time_out`` (term_count,) marks a time-out term. Worlds in ``skip`` (reset during this step, NEXT_STEP
+    autoreset) report no term."""
+    w = wp.tid()
+    term = bool(False)
+    trunc = bool(False)
+    for t in range(term_count):
+        if skip[w]:
+            flags[t, w] = False
+        if flags[t, w]:
+            if time_out[t]:
+                trunc = True
+            else:
+                term = True
+    terminated[w] = term
+    truncated[w] = trunc
+
+
+@wp.kernel(enable_backward=False)
+def copy_final_flags(
+    count: wp.int32, done_mask: wp.array[wp.bool], flags: wp.array2d[wp.bool], final_flags: wp.array2d[wp.bool]
+):
+    """Keep each ended world's flags (count, num_envs) as its episode's, for ``info["episode"]``."""
+    w = wp.tid()
+    if done_mask[w]:
+        for t in range(count):
+            final_flags[t, w] = flags[t, w]

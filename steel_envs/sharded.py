@@ -46,6 +46,8 @@ def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str
         shared["obs"][rows] = obs
         for i, name in enumerate(_FLAGS):
             shared["flags"][i, rows] = info[name]
+        for i, term in enumerate(env.terminations):
+            shared["term_flags"][i, rows] = info[term.name]
 
     while True:
         command, arg = conn.recv()
@@ -59,6 +61,8 @@ def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str
                     shared["reward_terms"][i, rows] = info[f"reward_{term}"]
                 for key in env.task_info:
                     shared[f"task_{key}"][rows] = info[key]
+                for i, term in enumerate(env.terminations):
+                    shared["ep_term_flags"][i, rows] = info["episode"][term.name]
                 episode = info["episode"]
                 shared["done"][rows] = info["_episode"]
                 shared["ep_r"][rows] = episode["r"]
@@ -124,6 +128,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         self.torch_device = torch.device("cpu")
         self.action_dim = probe.action_dim
         self.reward_terms = probe.reward_terms
+        self.terminations = probe.terminations
         self.decimation = probe.decimation
         self.control_dt = probe.control_dt
         self.max_episode_steps = probe.max_episode_steps
@@ -157,6 +162,8 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
             "ep_l": zeros(n, dtype=torch.int32),
             "ep_overflow": zeros(n, dtype=torch.bool),
             "ep_terms": zeros(terms, n),
+            "term_flags": zeros(len(self.terminations), n, dtype=torch.bool),
+            "ep_term_flags": zeros(len(self.terminations), n, dtype=torch.bool),
             **{f"task_{key}": zeros(n, dtype=dtype) for key, dtype in task_info.items()},
         }
         bounds = np.linspace(0, n, num_shards + 1).astype(int)
@@ -185,11 +192,13 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         self._info_views = {
             **{f"reward_{t}": sh["reward_terms"][i] for i, t in enumerate(self.reward_terms)},
             **{name: sh["flags"][i] for i, name in enumerate(_FLAGS)},
+            **{t.name: sh["term_flags"][i] for i, t in enumerate(self.terminations)},
             "episode": {
                 "r": sh["ep_r"],
                 "l": sh["ep_l"],
                 "constraint_overflow": sh["ep_overflow"],
                 **{f"reward_{t}": sh["ep_terms"][i] for i, t in enumerate(self.reward_terms)},
+                **{t.name: sh["ep_term_flags"][i] for i, t in enumerate(self.terminations)},
             },
             "_episode": sh["done"],
             **{key: sh[f"task_{key}"] for key in task_info},

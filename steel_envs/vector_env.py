@@ -132,6 +132,28 @@ class RewardTerm:
     as Gymnasium names them (``ctrl_cost_weight``)."""
 
 
+@dataclass(frozen=True)
+class TerminationTerm:
+    """A named reason for a task to end an episode, as mjlab and Isaac Lab declare them: the task's kernel writes one
+    bool per world for it, and the core ORs the terms into ``terminated`` (or ``truncated`` for a time-out term),
+    reports each as ``info["<name>"]`` (num_envs,) bool and, for each ended episode, in ``info["episode"]["<name>"]``.
+
+    The core's own causes (``constraint_overflow``, ``nonfinite_state``, ``nonfinite_action`` and the time limit) are
+    added after the task's terms.
+    """
+
+    name: str
+    """The term's name, also its ``info`` key."""
+    time_out: bool = False
+    """True: the episode is cut, not ended by the MDP (``truncated``: a learner bootstraps its value); False: a
+    terminal state (``terminated``)."""
+
+
+_RESERVED_INFO_KEYS = frozenset(
+    {"constraint_overflow", "nonfinite_state", "nonfinite_action", "episode", "_episode", "final_obs", "_final_obs"}
+)
+
+
 @dataclass(kw_only=True)
 class InitialStateSpec:
     """Initial joint state of one world and its noise, as a scene declares it.
@@ -274,6 +296,9 @@ class SteelVectorEnv(gym.vector.VectorEnv):
     reward_terms: ClassVar[tuple[str, ...]] = ()
     """Names of the reward terms (derived from ``rewards``); ``info["reward_<name>"]`` and reward == their sum. A
     task that sets only these names (no ``rewards``) gets unweighted terms: its kernel writes the final values."""
+    terminations: ClassVar[tuple[TerminationTerm, ...]] = ()
+    """The task's termination terms (see :class:`TerminationTerm`), written by :meth:`_compute_termination_terms`.
+    A task without any ends episodes only by the core's causes."""
     default_max_episode_steps: ClassVar[int] = 1000
     requested_observables: ClassVar[tuple[str, ...]] = ()
     """Steel observables (``"contact_f"``, ``"body_parent_f"``) the task reads after each step."""
@@ -282,7 +307,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         """Derive ``reward_terms`` from ``rewards`` (or ``rewards`` from bare names) and check the declaration.
 
         Raises:
-            TypeError: On a duplicate term name or a weight that is not a field of ``config_cls``.
+            TypeError: On a duplicate reward or termination name, a termination named like a core ``info`` key, or a
+                reward weight that is not a field of ``config_cls``.
         """
         super().__init_subclass__(**kwargs)
         if "rewards" in cls.__dict__:
@@ -292,6 +318,12 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         names = [t.name for t in cls.rewards]
         if len(set(names)) != len(names):
             raise TypeError(f"{cls.__name__}.rewards: duplicate term names in {names}")
+        names = [t.name for t in cls.terminations]
+        if len(set(names)) != len(names) or _RESERVED_INFO_KEYS & set(names):
+            raise TypeError(
+                f"{cls.__name__}.terminations: names must be unique and not one of the core's info keys "
+                f"{sorted(_RESERVED_INFO_KEYS)}, got {names}"
+            )
         fields = {f.name for f in dataclasses.fields(cls.config_cls)}
         for term in cls.rewards:
             if term.weight is not None and term.weight not in fields:
@@ -777,6 +809,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._reward = wp.zeros(n, dtype=wp.float32)
         self._reward_terms = wp.zeros((t, n), dtype=wp.float32)
         self._reward_weights = wp.array(self._signed_weights(), dtype=wp.float32)
+        k = len(self.terminations)
+        self._termination_flags = wp.zeros((k, n), dtype=wp.bool)
+        self._final_termination_flags = wp.zeros((k, n), dtype=wp.bool)
+        self._termination_time_out = wp.array([t.time_out for t in self.terminations], dtype=wp.bool)
         self._terminated = wp.zeros(n, dtype=wp.bool)
         self._truncated = wp.zeros(n, dtype=wp.bool)
         self._overflow = wp.zeros(n, dtype=wp.bool)
@@ -841,11 +877,14 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         terms = to(self._reward_terms)
         final_terms = to(self._final_term_sums)
         self._term_views = {f"reward_{name}": terms[i] for i, name in enumerate(self.reward_terms)}
+        flags, final_flags = to(self._termination_flags), to(self._final_termination_flags)
+        self._termination_views = {t.name: flags[i] for i, t in enumerate(self.terminations)}
         self._episode_views = {
             "r": to(self._final_return),
             "l": to(self._final_length),
             "constraint_overflow": to(self._final_overflow),
             **{f"reward_{name}": final_terms[i] for i, name in enumerate(self.reward_terms)},
+            **{t.name: final_flags[i] for i, t in enumerate(self.terminations)},
         }
         self._actions_in_t = to(self._actions_in)
 
@@ -865,6 +904,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             "constraint_overflow": self._overflow_t,
             "nonfinite_state": self._nonfinite_t,
             "nonfinite_action": self._nonfinite_action_t,
+            **self._termination_views,
             "episode": self._episode_views,
             "_episode": self._done_t,
             **self.task_info,
@@ -916,7 +956,23 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         """Update derived buffers from the state after the physics of a step (task)."""
 
     def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
-        """Write the task's terminal and time-out terms, bool per world (task)."""
+        """Write whether the task ends each world's episode, (num_envs,) bool each (a task may override this
+        directly). By default: the declared ``terminations`` (:meth:`_compute_termination_terms`), ORed into
+        ``terminated`` or, for a time-out term, ``truncated``; both False for a task without terms."""
+        if not self.terminations:
+            self.launch_per_world(kernels.no_task_terminations, inputs=[], outputs=[terminated, truncated])
+            return
+        self._compute_termination_terms(self._termination_flags)
+        skip = self._next_step_mask if self.autoreset_mode == AutoresetMode.NEXT_STEP else self._no_world
+        self.launch_per_world(
+            kernels.combine_termination_terms,
+            inputs=[len(self.terminations), self._termination_time_out, skip],
+            outputs=[self._termination_flags, terminated, truncated],
+        )
+
+    def _compute_termination_terms(self, flags: wp.array) -> None:
+        """Write each declared termination term, shape (len(terminations), num_envs) bool, in ``terminations``
+        order (task)."""
         raise NotImplementedError
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:
@@ -998,9 +1054,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._next_step_mask_t[: self.num_envs].masked_fill_(selected, False)
         for flags in (self._terminated_t, self._truncated_t, *self._flag_views()):
             flags.masked_fill_(selected, False)
-        return self._obs_t, dict(
-            zip(("constraint_overflow", "nonfinite_state", "nonfinite_action"), self._flag_views(), strict=True)
-        )
+        names = ("constraint_overflow", "nonfinite_state", "nonfinite_action", *self._termination_views)
+        return self._obs_t, dict(zip(names, self._flag_views(), strict=True))
 
     def step(
         self, actions: torch.Tensor | np.ndarray
@@ -1015,7 +1070,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             ``(obs, reward, terminated, truncated, info)``: obs (num_envs, obs_dim) float32, reward
             (num_envs,) float32, terminated / truncated (num_envs,) bool, all views of the env's buffers.
             ``info`` holds ``reward_<term>`` (num_envs,) float32; ``constraint_overflow``,
-            ``nonfinite_state`` and ``nonfinite_action`` (num_envs,) bool; ``episode`` (``r``, ``l``,
+            ``nonfinite_state``, ``nonfinite_action`` and each declared termination term (``terminations``) by
+            name, (num_envs,) bool; ``episode`` (``r``, ``l``,
             ``reward_<term>`` sums, ``constraint_overflow``) with mask ``_episode``; in SAME_STEP mode
             ``final_obs`` with mask ``_final_obs``; and the task's entries (``task_info``, e.g. ``success``
             (num_envs,) bool).
@@ -1122,6 +1178,12 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             ],
         )
 
+        if self.terminations:
+            self.launch_per_world(
+                kernels.copy_final_flags,
+                inputs=[len(self.terminations), self._done_mask, self._termination_flags],
+                outputs=[self._final_termination_flags],
+            )
         wp.launch(kernels.clear_global_entry, 1, inputs=[self._overflow_flags, self.num_envs], device=self._wp_device)
         self._any_done.zero_()
         self.launch_per_world(kernels.flag_any_world, inputs=[self._done_mask], outputs=[self._any_done])
@@ -1388,9 +1450,10 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             else:
                 self._camera.draw(depth=self._pixels)
 
-    def _flag_views(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The per-world cause flags reported in ``info``: overflow, non-finite state, non-finite action."""
-        return self._overflow_t, self._nonfinite_t, self._nonfinite_action_t
+    def _flag_views(self) -> tuple[torch.Tensor, ...]:
+        """The per-world cause flags reported in ``info``: overflow, non-finite state, non-finite action, then the
+        task's termination terms."""
+        return self._overflow_t, self._nonfinite_t, self._nonfinite_action_t, *self._termination_views.values()
 
     @property
     def _torch_stream(self) -> wp.Stream | None:

@@ -10,7 +10,7 @@ from steel_envs.envs.ant import HINGE_NAMES, ROOT_COORDS, ROOT_DOFS, AntScene, A
 from steel_envs.tasks import register_task
 from steel_envs.tasks.locomotion import action_sq_norm, healthy_z_terminations, world_wrench_sq_norm
 
-from steel_envs.vector_env import RewardTerm
+from steel_envs.vector_env import RewardTerm, TerminationTerm
 
 __all__ = ["AntRunConfig", "AntRunEnv", "AntRunSingleEnv"]
 
@@ -146,8 +146,8 @@ class AntRunEnv(AntScene):
     (quaternion renormalized) and 0.1 N(0, 1) on every velocity.
 
     ## Episode end
-    Terminated when the torso z leaves [0.2, 1.0] m (``terminate_when_unhealthy``) or the state is
-    non-finite; truncated after 1000 steps (50 s) or on a SolverSteel constraint overflow.
+    Terminated when the torso z leaves [0.2, 1.0] m (term ``unhealthy``, if ``terminate_when_unhealthy``) or the
+    state is non-finite; truncated after 1000 steps (50 s) or on a SolverSteel constraint overflow.
 
     ## Differences from Ant-v5
     The model is nv_ant.xml (gear 15, not 150); velocities are Newton's (COM velocity and angular velocity
@@ -167,6 +167,7 @@ class AntRunEnv(AntScene):
         RewardTerm("contact", weight="contact_cost_weight", cost=True),
         RewardTerm("survive", weight="healthy_reward"),
     )
+    terminations = (TerminationTerm("unhealthy"),)
     default_max_episode_steps = 1000
     train_defaults: ClassVar[dict] = {
         "num_envs": 128,
@@ -216,7 +217,7 @@ class AntRunEnv(AntScene):
             outputs=[obs],
         )
 
-    def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
+    def _compute_termination_terms(self, flags: wp.array) -> None:
         c = self.config
         self.launch_per_world(
             healthy_z_terminations,
@@ -228,7 +229,7 @@ class AntRunEnv(AntScene):
                 True,
                 bool(c.terminate_when_unhealthy),
             ],
-            outputs=[self._healthy, terminated, truncated],
+            outputs=[self._healthy, flags],
         )
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:

@@ -9,7 +9,7 @@ import warp as wp
 from steel_envs.envs.cartpole import CartpoleScene, CartpoleSceneConfig
 from steel_envs.tasks import register_task
 
-from steel_envs.vector_env import RewardTerm
+from steel_envs.vector_env import RewardTerm, TerminationTerm
 
 __all__ = ["CartpoleBalanceConfig", "CartpoleBalanceEnv", "CartpoleBalanceSingleEnv"]
 
@@ -58,15 +58,12 @@ def _terminations(
     joint_q: wp.array[wp.float32],
     pole_angle_limit: wp.float32,
     cart_position_limit: wp.float32,
-    terminated: wp.array[wp.bool],
-    truncated: wp.array[wp.bool],
+    flags: wp.array2d[wp.bool],
 ):
     w = wp.tid()
     q0 = coord_world_start[w]
-    fell = wp.abs(_wrap_angle(joint_q[q0 + 1])) > pole_angle_limit
-    off_rail = wp.abs(joint_q[q0]) > cart_position_limit
-    terminated[w] = fell or off_rail
-    truncated[w] = False
+    flags[0, w] = wp.abs(_wrap_angle(joint_q[q0 + 1])) > pole_angle_limit
+    flags[1, w] = wp.abs(joint_q[q0]) > cart_position_limit
 
 
 @wp.kernel(enable_backward=False)
@@ -98,9 +95,9 @@ class CartpoleBalanceEnv(CartpoleScene):
     All four states uniform in [-0.05, 0.05] (``reset_noise_scale``), as CartPole-v1.
 
     ## Episode end
-    Terminated when |theta| > ``pole_angle_limit`` (0.2 rad) or |x| > ``cart_position_limit`` (2.4 m), or
-    on a non-finite state; truncated at ``max_episode_steps`` (500, control dt 0.02 s) or on a SolverSteel
-    constraint overflow (a termination with ``overflow_is_terminal=True``).
+    Terminated when |theta| > ``pole_angle_limit`` (0.2 rad, term ``pole_fell``) or |x| > ``cart_position_limit``
+    (2.4 m, term ``cart_off_rail``), or on a non-finite state; truncated at ``max_episode_steps`` (500, control
+    dt 0.02 s) or on a SolverSteel constraint overflow (a termination with ``overflow_is_terminal=True``).
 
     ## Arguments
     Those of :class:`steel_envs.SteelVectorEnv` and the fields of :class:`CartpoleBalanceConfig`.
@@ -109,6 +106,7 @@ class CartpoleBalanceEnv(CartpoleScene):
     config_cls = CartpoleBalanceConfig
     config: CartpoleBalanceConfig
     rewards = (RewardTerm("alive", weight="alive_reward"),)
+    terminations = (TerminationTerm("pole_fell"), TerminationTerm("cart_off_rail"))
     default_max_episode_steps = 500
     train_defaults: ClassVar[dict] = {
         "num_envs": 256,
@@ -138,7 +136,7 @@ class CartpoleBalanceEnv(CartpoleScene):
             outputs=[obs],
         )
 
-    def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
+    def _compute_termination_terms(self, flags: wp.array) -> None:
         c = self.config
         self.launch_per_world(
             _terminations,
@@ -148,7 +146,7 @@ class CartpoleBalanceEnv(CartpoleScene):
                 float(c.pole_angle_limit),
                 float(c.cart_position_limit),
             ],
-            outputs=[terminated, truncated],
+            outputs=[flags],
         )
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:

@@ -10,7 +10,7 @@ from steel_envs.envs.humanoid import ACTUATED, ROOT_COORDS, ROOT_DOFS, HumanoidS
 from steel_envs.tasks import register_task
 from steel_envs.tasks.locomotion import action_sq_norm, healthy_z_terminations, world_wrench_sq_norm
 
-from steel_envs.vector_env import RewardTerm
+from steel_envs.vector_env import RewardTerm, TerminationTerm
 
 __all__ = ["HumanoidRunConfig", "HumanoidRunEnv", "HumanoidRunSingleEnv"]
 
@@ -174,8 +174,8 @@ class HumanoidRunEnv(HumanoidScene):
     Torso at 1.4 m, upright, joints at 0, U(-0.01, 0.01) on every coordinate and velocity.
 
     ## Episode end
-    Terminated when the torso z leaves (1.0, 2.0) m or the state is non-finite; truncated after 1000 steps
-    (15 s) or on a constraint overflow.
+    Terminated when the torso z leaves (1.0, 2.0) m (term ``unhealthy``) or the state is non-finite; truncated after
+    1000 steps (15 s) or on a constraint overflow.
 
     ## Differences from Humanoid-v5
     The model is nv_humanoid.xml (its gears, springs and damping); velocities are Newton's (world frame);
@@ -191,6 +191,7 @@ class HumanoidRunEnv(HumanoidScene):
         RewardTerm("contact"),  # min(contact_cost_weight * cost, contact_cost_max): the kernel weights it
         RewardTerm("survive", weight="healthy_reward"),
     )
+    terminations = (TerminationTerm("unhealthy"),)
     default_max_episode_steps = 1000
     requested_observables = ("contact_f",)
     train_defaults: ClassVar[dict] = {
@@ -239,7 +240,7 @@ class HumanoidRunEnv(HumanoidScene):
             outputs=[obs],
         )
 
-    def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
+    def _compute_termination_terms(self, flags: wp.array) -> None:
         c = self.config
         self.launch_per_world(
             healthy_z_terminations,
@@ -251,7 +252,7 @@ class HumanoidRunEnv(HumanoidScene):
                 False,
                 bool(c.terminate_when_unhealthy),
             ],
-            outputs=[self._healthy, terminated, truncated],
+            outputs=[self._healthy, flags],
         )
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:

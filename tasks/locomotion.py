@@ -16,19 +16,18 @@ def healthy_z_terminations(
     inclusive: wp.bool,
     terminate_when_unhealthy: wp.bool,
     healthy: wp.array[wp.bool],
-    terminated: wp.array[wp.bool],
-    truncated: wp.array[wp.bool],
+    flags: wp.array2d[wp.bool],
 ):
     """Healthy while the floating base's z (coordinate 2 of the world) is in [z_min, z_max] (``inclusive``, as
-    Gymnasium Ant-v5) or (z_min, z_max) (Humanoid-v5); an unhealthy world terminates if asked."""
+    Gymnasium Ant-v5) or (z_min, z_max) (Humanoid-v5); an unhealthy world terminates if asked: termination term 0
+    (``unhealthy``) of ``flags`` (term, world)."""
     w = wp.tid()
     z = joint_q[coord_world_start[w] + 2]
     ok = z > z_min and z < z_max
     if inclusive:
         ok = z >= z_min and z <= z_max
     healthy[w] = ok
-    terminated[w] = terminate_when_unhealthy and not ok
-    truncated[w] = False
+    flags[0, w] = terminate_when_unhealthy and not ok
 
 
 @wp.func

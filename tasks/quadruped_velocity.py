@@ -19,7 +19,7 @@ from steel_envs.envs.quadruped import (
 )
 from steel_envs.tasks import register_task
 
-from steel_envs.vector_env import RewardTerm
+from steel_envs.vector_env import RewardTerm, TerminationTerm
 
 __all__ = ["QuadrupedVelocityConfig", "QuadrupedVelocityEnv", "QuadrupedVelocitySingleEnv"]
 
@@ -164,16 +164,13 @@ def _terminations(
     body_wrench: wp.array[wp.spatial_vector],
     threshold: wp.float32,
     max_tilt_cos: wp.float32,
-    terminated: wp.array[wp.bool],
-    truncated: wp.array[wp.bool],
+    flags: wp.array2d[wp.bool],
 ):
     w = wp.tid()
     b = body_world_start[w] + BASE
     _lin, _ang, gravity = _base_frame(body_q, body_qd, b)
-    base_contact = wp.length(wp.spatial_top(body_wrench[b])) > threshold
-    fallen = -gravity[2] < max_tilt_cos
-    terminated[w] = base_contact or fallen
-    truncated[w] = False
+    flags[0, w] = wp.length(wp.spatial_top(body_wrench[b])) > threshold
+    flags[1, w] = -gravity[2] < max_tilt_cos
 
 
 @wp.kernel(enable_backward=False)
@@ -292,8 +289,8 @@ class QuadrupedVelocityEnv(QuadrupedScene):
     5 s of an episode.
 
     ## Episode end
-    Terminated when the base touches the ground or tilts beyond 60 degrees, or on a non-finite state; truncated
-    after 1000 steps (20 s) or on a constraint overflow.
+    Terminated when the base touches the ground (term ``base_contact``) or tilts beyond 60 degrees (``tilted``), or
+    on a non-finite state; truncated after 1000 steps (20 s) or on a constraint overflow.
     """
 
     config_cls = QuadrupedVelocityConfig
@@ -306,6 +303,7 @@ class QuadrupedVelocityEnv(QuadrupedScene):
             "feet_air_time",
         )
     )  # fmt: skip
+    terminations = (TerminationTerm("base_contact"), TerminationTerm("tilted"))
     default_max_episode_steps = 1000
     requested_observables = ("contact_f",)
     train_defaults: ClassVar[dict] = {
@@ -391,7 +389,7 @@ class QuadrupedVelocityEnv(QuadrupedScene):
             outputs=[obs],
         )
 
-    def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
+    def _compute_termination_terms(self, flags: wp.array) -> None:
         s = self.state_0
         self.launch_per_world(
             _terminations,
@@ -403,7 +401,7 @@ class QuadrupedVelocityEnv(QuadrupedScene):
                 float(self.config.contact_force_threshold),
                 float(self.config.max_tilt_cos),
             ],
-            outputs=[terminated, truncated],
+            outputs=[flags],
         )
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:

@@ -433,3 +433,34 @@ def test_reward_declarations_are_checked_when_the_class_is_defined():
         type("Twice", (base,), {"rewards": (RewardTerm("a"), RewardTerm("a"))})
     with pytest.raises(TypeError, match="'speed_weight', is not a field of AntRunConfig"):
         type("Unknown", (base,), {"rewards": (RewardTerm("a", weight="speed_weight"),)})
+
+
+def test_termination_terms_are_reported_by_name():
+    """CartpoleBalance's two terms: info['pole_fell'] / info['cart_off_rail'] equal the conditions computed from the
+    state the step ended in, they are the episode's end causes, and a term ends the episode as a termination."""
+    env = make(CARTPOLE, 4, seed=2, autoreset_mode="Disabled")
+    assert [t.name for t in env.terminations] == ["pole_fell", "cart_off_rail"]
+    saw_end = False
+    for actions in random_actions(env, 60, seed=3):
+        obs, _, terminated, truncated, info = env.step(actions)
+        x, theta = obs[:, 0].numpy(), obs[:, 2].numpy()
+        np.testing.assert_array_equal(info["pole_fell"].numpy(), np.abs(theta) > np.float32(0.2))
+        np.testing.assert_array_equal(info["cart_off_rail"].numpy(), np.abs(x) > np.float32(2.4))
+        assert torch.equal(terminated, info["pole_fell"] | info["cart_off_rail"]) and not truncated.any()
+        ended = info["_episode"].numpy()
+        if ended.any():
+            saw_end = True
+            assert torch.equal(info["episode"]["pole_fell"][ended], info["pole_fell"][ended])
+            env.reset(options={"reset_mask": ended})
+            assert not info["pole_fell"][ended].any()  # a reset clears the flags of its worlds
+    assert saw_end
+
+
+def test_termination_declarations_are_checked():
+    from steel_envs import TerminationTerm
+
+    base = steel_envs.task_class(CARTPOLE)
+    with pytest.raises(TypeError, match="names must be unique and not one of the core's info keys"):
+        type("Clash", (base,), {"terminations": (TerminationTerm("constraint_overflow"),)})
+    with pytest.raises(TypeError, match="names must be unique"):
+        type("Twice", (base,), {"terminations": (TerminationTerm("a"), TerminationTerm("a", time_out=True))})

@@ -124,6 +124,8 @@ def test_module_function_and_exported_policies(tmp_path):
     by_policy = {s.policy: s for s in r.summaries}
     # Pushing the cart right tips the pole left (negative angle) faster than doing nothing.
     assert by_policy["test_evaluate:push_right"].mean_length < by_policy["zero"].mean_length
+    # Every episode ends because the pole fell: the task's declared termination term names the end cause.
+    assert by_policy["zero"].causes["pole_fell"] == 1.0 and by_policy["zero"].causes["terminated"] == 0.0
     # The same policy as a TorchScript file gives the same episodes.
     scripted = torch.jit.script(torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4, 1, bias=True)))
     with torch.no_grad():

@@ -41,7 +41,11 @@ def test_two_shards_equal_one_env(env_id, n):
             assert torch.equal(info_a["final_obs"][done], info_b["final_obs"][done])
             for term in single.reward_terms:
                 assert torch.equal(info_a[f"reward_{term}"], info_b[f"reward_{term}"])
+            for term in single.terminations:  # declared termination terms, per step and per ended episode
+                assert torch.equal(info_a[term.name], info_b[term.name])
+                assert torch.equal(info_a["episode"][term.name][done], info_b["episode"][term.name][done])
         assert ended > 0
+        assert sharded.terminations == single.terminations and single.terminations
     finally:
         sharded.close()
 

@@ -11,8 +11,9 @@ by "take the first K episodes to finish". Every counted episode is counted exact
 **Statistics** (SciPy, extra ``eval``; rliable 1.2 does not import beside current pandas): the mean and the
 interquartile mean (``scipy.stats.trim_mean(x, 0.25)``, rliable's IQM) of the episode returns, each with a
 bootstrap confidence interval (``scipy.stats.bootstrap``, BCa, episodes resampled), mean length, mean of
-every reward term, the fraction of episodes per end cause (``terminated``, ``time_limit``,
-``constraint_overflow``, ``nonfinite_state``, ``nonfinite_action``), and a performance profile (the
+every reward term, the fraction of episodes per end cause (``constraint_overflow``, ``nonfinite_state``,
+``nonfinite_action``, then the task's termination terms by name, e.g. ``pole_fell``, then ``terminated`` or
+``time_limit``), and a performance profile (the
 fraction of episodes whose return exceeds a threshold, ``scipy.stats.ecdf``).
 
 **Policies**: a ``steel-envs train`` checkpoint (``model_*.pt`` beside ``train_args.json``), an exported
@@ -181,9 +182,13 @@ def _run(env_id, policy_name, seed, episodes, num_envs, sweep, device, env_kwarg
         term, trunc = terminated.cpu().numpy(), truncated.cpu().numpy()
         success = info["success"].cpu().numpy() if "success" in info else None
         for w in np.flatnonzero(done & (counted < quota)):
+            # The core's causes first, then the task's declared termination terms, then the plain dones.
             cause = next(
                 (k for k in ("nonfinite_state", "nonfinite_action", "constraint_overflow") if flags[k][w]),
-                "terminated" if term[w] else "time_limit" if trunc[w] else "terminated",
+                next(
+                    (t.name for t in env.terminations if ep[t.name][w]),
+                    "terminated" if term[w] else "time_limit" if trunc[w] else "terminated",
+                ),
             )
             records.append(
                 EpisodeRecord(
@@ -205,6 +210,11 @@ def _run(env_id, policy_name, seed, episodes, num_envs, sweep, device, env_kwarg
     if (counted < quota).any():
         raise RuntimeError(f"{policy_name}, seed {seed}: episodes did not end within {limit} steps")
     return records
+
+
+def _causes(records: list[EpisodeRecord]) -> list[str]:
+    """The core's end causes (``CAUSES``), then any other cause the episodes name (a task's termination terms)."""
+    return [*CAUSES, *sorted({r.cause for r in records} - set(CAUSES))]
 
 
 def bootstrap_interval(
@@ -272,7 +282,7 @@ def _summarize(records: list[EpisodeRecord], confidence: float, resamples: int, 
         iqm_return_ci=interval(iqm),
         mean_length=float(np.mean([r.length for r in records])),
         term_means={t: float(np.mean([r.terms[t] for r in records])) for t in terms},
-        causes={c: float(np.mean([r.cause == c for r in records])) for c in CAUSES},
+        causes={c: float(np.mean([r.cause == c for r in records])) for c in _causes(records)},
         success_rate=None if records[0].success is None else float(np.mean([r.success for r in records])),
     )
 
