@@ -134,15 +134,17 @@ def finalize_dones(
     world_count: wp.int32,
     max_episode_steps: wp.int32,
     overflow_is_terminal: wp.bool,
+    penetration_is_terminal: wp.bool,
     episode_length: wp.array[wp.int32],
     terminated: wp.array[wp.bool],
     truncated: wp.array[wp.bool],
     overflow: wp.array[wp.bool],
     nonfinite_action: wp.array[wp.bool],
+    penetration: wp.array2d[wp.bool],
     overflow_seen: wp.array[wp.int32],
 ):
     """Combine the task's dones with the core's terms: constraint overflow, non-finite state and action,
-    time limit.
+    penetration (``penetration[0]``, written by :func:`flag_penetration`), time limit.
 
     On entry ``terminated`` / ``truncated`` hold the task's terms; on exit they are the step's dones. A
     non-finite state terminates; a non-finite action (replaced by 0) truncates. The final (global) entry
@@ -155,6 +157,7 @@ def finalize_dones(
         truncated[w] = False
         overflow[w] = False
         nonfinite_action[w] = False
+        penetration[0, w] = False
         return
     length = episode_length[w] + 1
     episode_length[w] = length
@@ -165,6 +168,11 @@ def finalize_dones(
     if flagged:
         wp.atomic_add(overflow_seen, 0, 1)
         if overflow_is_terminal:
+            term = True
+        else:
+            trunc = True
+    if penetration[0, w]:
+        if penetration_is_terminal:
             term = True
         else:
             trunc = True
@@ -555,3 +563,53 @@ def copy_final_flags(
     if done_mask[w]:
         for t in range(count):
             final_flags[t, w] = flags[t, w]
+
+
+@wp.kernel(enable_backward=False)
+def deepest_rigid_contact(
+    contact_count: wp.array[wp.int32],
+    shape0: wp.array[wp.int32],
+    shape1: wp.array[wp.int32],
+    distance: wp.array[wp.float32],
+    shape_margin: wp.array[wp.float32],
+    shape_world: wp.array[wp.int32],
+    depth: wp.array[wp.float32],
+):
+    """Per world, the deepest penetration of a rigid contact [m]: ``-(distance) - margin0 - margin1`` (the signed
+    distance of ``newton.eval_rigid_contact_kinematics`` is measured between the margin-inflated surfaces), into
+    ``depth`` (num_envs,) by atomic max; a contact belongs to the world of its first shape that has one."""
+    i = wp.tid()
+    if i >= contact_count[0]:
+        return
+    s0 = shape0[i]
+    s1 = shape1[i]
+    if s0 < 0 or s1 < 0:
+        return
+    world = shape_world[s0]
+    if world < 0:
+        world = shape_world[s1]
+    if world < 0 or world >= depth.shape[0]:
+        return
+    d = -distance[i] - shape_margin[s0] - shape_margin[s1]
+    if wp.isfinite(d) and d > 0.0:
+        wp.atomic_max(depth, world, d)
+
+
+@wp.kernel(enable_backward=False)
+def flag_penetration(
+    depth: wp.array[wp.float32],
+    limit: wp.float32,
+    particles: wp.bool,
+    particle_world_start: wp.array[wp.int32],
+    particle_q: wp.array[wp.vec3],
+    penetration: wp.array2d[wp.bool],
+):
+    """``penetration[0, w]``: world ``w``'s deepest rigid contact exceeds ``limit`` [m], or (``particles``) one of its
+    particle centres is below the ground plane z = 0."""
+    w = wp.tid()
+    flagged = depth[w] > limit
+    if particles:
+        for i in range(particle_world_start[w], particle_world_start[w + 1]):
+            if particle_q[i][2] < 0.0:
+                flagged = True
+    penetration[0, w] = flagged

@@ -23,7 +23,7 @@ from .vector_env import check_actions, check_reset_mask
 
 __all__ = ["ShardedVectorEnv"]
 
-_FLAGS = ("constraint_overflow", "nonfinite_state", "nonfinite_action")
+_FLAGS = ("constraint_overflow", "nonfinite_state", "nonfinite_action", "penetration")
 
 
 def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str, torch.Tensor], conn) -> None:
@@ -68,6 +68,7 @@ def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str
                 shared["ep_r"][rows] = episode["r"]
                 shared["ep_l"][rows] = episode["l"]
                 shared["ep_overflow"][rows] = episode["constraint_overflow"]
+                shared["ep_penetration"][rows] = episode["penetration"]
                 for i, term in enumerate(env.reward_terms):
                     shared["ep_terms"][i, rows] = episode[f"reward_{term}"]
                 if "final_obs" in info:
@@ -161,6 +162,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
             "ep_r": zeros(n),
             "ep_l": zeros(n, dtype=torch.int32),
             "ep_overflow": zeros(n, dtype=torch.bool),
+            "ep_penetration": zeros(n, dtype=torch.bool),
             "ep_terms": zeros(terms, n),
             "term_flags": zeros(len(self.terminations), n, dtype=torch.bool),
             "ep_term_flags": zeros(len(self.terminations), n, dtype=torch.bool),
@@ -197,6 +199,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
                 "r": sh["ep_r"],
                 "l": sh["ep_l"],
                 "constraint_overflow": sh["ep_overflow"],
+                "penetration": sh["ep_penetration"],
                 **{f"reward_{t}": sh["ep_terms"][i] for i, t in enumerate(self.reward_terms)},
                 **{t.name: sh["ep_term_flags"][i] for i, t in enumerate(self.terminations)},
             },
@@ -235,7 +238,11 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         if seed is not None:
             super().reset(seed=seed)
         self._send("reset", (seed, mask))
-        return self._shared["obs"], {name: self._shared["flags"][i] for i, name in enumerate(_FLAGS)}
+        sh = self._shared
+        return sh["obs"], {
+            **{name: sh["flags"][i] for i, name in enumerate(_FLAGS)},
+            **{t.name: sh["term_flags"][i] for i, t in enumerate(self.terminations)},
+        }
 
     def step(self, actions: torch.Tensor | np.ndarray):
         """Step every shard; see :meth:`SteelVectorEnv.step` for the arguments, outputs and errors."""

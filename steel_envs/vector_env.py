@@ -45,6 +45,13 @@ class TaskConfig:
 
     overflow_is_terminal: bool = False
     """End a constraint-overflow episode as a termination (no value bootstrap) instead of a truncation."""
+    penetration_limit: float | None = None
+    """End the episode of a world where, after a step, a body is deeper than this into the ground or another body
+    (the rigid contacts' signed distance less both shapes' margins) [m], or a particle's centre is below the ground
+    plane (z = 0); end cause ``info["penetration"]``, a truncation unless ``penetration_is_terminal``. None (the
+    default until every scene keeps its contacts within 5 mm, issue 13 item 2): off."""
+    penetration_is_terminal: bool = False
+    """End a penetration episode as a termination instead of a truncation."""
     obs_clip: float = 1.0e4
     """Observations are clipped to [-obs_clip, obs_clip], the finite bounds of the observation space."""
     randomize_mass_scale: tuple[float, float] | None = None
@@ -68,6 +75,8 @@ class TaskConfig:
         if not np.float32(self.obs_clip) >= 1.0:
             raise ValueError(f"obs_clip: expected a number >= 1 (the observation bound), got {self.obs_clip!r}")
         self.require_nonnegative("push_interval", "push_velocity", "action_delay_steps")
+        if self.penetration_limit is not None:
+            self.require_positive("penetration_limit")
         noise = self.obs_noise_std
         values = list(noise) if isinstance(noise, (tuple, list)) else [noise]
         if (
@@ -150,7 +159,16 @@ class TerminationTerm:
 
 
 _RESERVED_INFO_KEYS = frozenset(
-    {"constraint_overflow", "nonfinite_state", "nonfinite_action", "episode", "_episode", "final_obs", "_final_obs"}
+    {
+        "constraint_overflow",
+        "nonfinite_state",
+        "nonfinite_action",
+        "penetration",
+        "episode",
+        "_episode",
+        "final_obs",
+        "_final_obs",
+    }
 )
 
 
@@ -743,6 +761,38 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             outputs=[self._nonfinite],
         )
 
+    def _measure_penetration(self) -> None:
+        """Write ``self._penetration`` (1, num_envs) bool: the worlds with a body deeper than ``penetration_limit``
+        into another shape (the last substep's rigid contacts, evaluated on the state after the step by
+        ``newton.eval_rigid_contact_kinematics``) or a particle centre below the ground plane."""
+        limit = self.config.penetration_limit
+        if limit is None:
+            return
+        m = self.model
+        self._penetration_depth.zero_()
+        if self.contacts is not None and self.contacts.rigid_contact_max > 0 and self.state_0.body_q is not None:
+            c = self.contacts
+            newton.eval_rigid_contact_kinematics(m, self.state_0, c, out_distance=self._contact_distance)
+            wp.launch(
+                kernels.deepest_rigid_contact,
+                c.rigid_contact_max,
+                inputs=[c.rigid_contact_count, c.rigid_contact_shape0, c.rigid_contact_shape1, self._contact_distance],
+                outputs=[m.shape_margin, m.shape_world, self._penetration_depth],
+                device=self._wp_device,
+            )
+        particles = self.add_ground_plane and m.particle_count > 0
+        self.launch_per_world(
+            kernels.flag_penetration,
+            inputs=[
+                self._penetration_depth,
+                float(limit),
+                particles,
+                m.particle_world_start if particles else self._no_world_starts,
+                self.state_0.particle_q if particles else self._no_points,
+            ],
+            outputs=[self._penetration],
+        )
+
     def _reset_physics_state(self, world_mask: wp.array) -> None:
         """Write the initial joint state of the selected worlds (with reset noise), their body poses by forward
         kinematics, and clear their solver history (``solver.reset``)."""
@@ -813,6 +863,12 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._termination_flags = wp.zeros((k, n), dtype=wp.bool)
         self._final_termination_flags = wp.zeros((k, n), dtype=wp.bool)
         self._termination_time_out = wp.array([t.time_out for t in self.terminations], dtype=wp.bool)
+        self._penetration = wp.zeros((1, n), dtype=wp.bool)  # 2-D to share copy_final_flags with the terms
+        self._final_penetration = wp.zeros((1, n), dtype=wp.bool)
+        self._penetration_depth = wp.zeros(n, dtype=wp.float32)
+        self._contact_distance = wp.zeros(self.contacts.rigid_contact_max, dtype=wp.float32) if self.contacts else None
+        self._no_world_starts = wp.zeros(n + 1, dtype=wp.int32)  # stand-ins for a scene without particles
+        self._no_points = wp.zeros(1, dtype=wp.vec3)
         self._terminated = wp.zeros(n, dtype=wp.bool)
         self._truncated = wp.zeros(n, dtype=wp.bool)
         self._overflow = wp.zeros(n, dtype=wp.bool)
@@ -873,6 +929,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._overflow_seen_t = to(self._overflow_seen)
         self._nonfinite_t = to(self._nonfinite)
         self._nonfinite_action_t = to(self._nonfinite_action)
+        self._penetration_t = to(self._penetration)[0]
         self._episode_length_t = to(self._episode_length)
         terms = to(self._reward_terms)
         final_terms = to(self._final_term_sums)
@@ -883,6 +940,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             "r": to(self._final_return),
             "l": to(self._final_length),
             "constraint_overflow": to(self._final_overflow),
+            "penetration": to(self._final_penetration)[0],
             **{f"reward_{name}": final_terms[i] for i, name in enumerate(self.reward_terms)},
             **{t.name: final_flags[i] for i, t in enumerate(self.terminations)},
         }
@@ -904,6 +962,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             "constraint_overflow": self._overflow_t,
             "nonfinite_state": self._nonfinite_t,
             "nonfinite_action": self._nonfinite_action_t,
+            "penetration": self._penetration_t,
             **self._termination_views,
             "episode": self._episode_views,
             "_episode": self._done_t,
@@ -1054,7 +1113,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._next_step_mask_t[: self.num_envs].masked_fill_(selected, False)
         for flags in (self._terminated_t, self._truncated_t, *self._flag_views()):
             flags.masked_fill_(selected, False)
-        names = ("constraint_overflow", "nonfinite_state", "nonfinite_action", *self._termination_views)
+        names = ("constraint_overflow", "nonfinite_state", "nonfinite_action", "penetration", *self._termination_views)
         return self._obs_t, dict(zip(names, self._flag_views(), strict=True))
 
     def step(
@@ -1070,8 +1129,8 @@ class SteelVectorEnv(gym.vector.VectorEnv):
             ``(obs, reward, terminated, truncated, info)``: obs (num_envs, obs_dim) float32, reward
             (num_envs,) float32, terminated / truncated (num_envs,) bool, all views of the env's buffers.
             ``info`` holds ``reward_<term>`` (num_envs,) float32; ``constraint_overflow``,
-            ``nonfinite_state``, ``nonfinite_action`` and each declared termination term (``terminations``) by
-            name, (num_envs,) bool; ``episode`` (``r``, ``l``,
+            ``nonfinite_state``, ``nonfinite_action``, ``penetration`` and each declared termination term
+            (``terminations``) by name, (num_envs,) bool; ``episode`` (``r``, ``l``,
             ``reward_<term>`` sums, ``constraint_overflow``) with mask ``_episode``; in SAME_STEP mode
             ``final_obs`` with mask ``_final_obs``; and the task's entries (``task_info``, e.g. ``success``
             (num_envs,) bool).
@@ -1133,6 +1192,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
         self._post_physics()
         self._compute_terminations(self._terminated, self._truncated)
         self._find_nonfinite()
+        self._measure_penetration()
         self.launch_per_world(
             kernels.finalize_dones,
             inputs=[
@@ -1142,6 +1202,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
                 self.num_envs,
                 self.max_episode_steps,
                 bool(self.config.overflow_is_terminal),
+                bool(self.config.penetration_is_terminal),
             ],
             outputs=[
                 self._episode_length,
@@ -1149,6 +1210,7 @@ class SteelVectorEnv(gym.vector.VectorEnv):
                 self._truncated,
                 self._overflow,
                 self._nonfinite_action,
+                self._penetration,
                 self._overflow_seen,
             ],
         )
@@ -1184,6 +1246,11 @@ class SteelVectorEnv(gym.vector.VectorEnv):
                 inputs=[len(self.terminations), self._done_mask, self._termination_flags],
                 outputs=[self._final_termination_flags],
             )
+        self.launch_per_world(
+            kernels.copy_final_flags,
+            inputs=[1, self._done_mask, self._penetration],
+            outputs=[self._final_penetration],
+        )
         wp.launch(kernels.clear_global_entry, 1, inputs=[self._overflow_flags, self.num_envs], device=self._wp_device)
         self._any_done.zero_()
         self.launch_per_world(kernels.flag_any_world, inputs=[self._done_mask], outputs=[self._any_done])
@@ -1451,9 +1518,15 @@ class SteelVectorEnv(gym.vector.VectorEnv):
                 self._camera.draw(depth=self._pixels)
 
     def _flag_views(self) -> tuple[torch.Tensor, ...]:
-        """The per-world cause flags reported in ``info``: overflow, non-finite state, non-finite action, then the
-        task's termination terms."""
-        return self._overflow_t, self._nonfinite_t, self._nonfinite_action_t, *self._termination_views.values()
+        """The per-world cause flags reported in ``info``: overflow, non-finite state, non-finite action,
+        penetration, then the task's termination terms."""
+        return (
+            self._overflow_t,
+            self._nonfinite_t,
+            self._nonfinite_action_t,
+            self._penetration_t,
+            *self._termination_views.values(),
+        )
 
     @property
     def _torch_stream(self) -> wp.Stream | None:
@@ -1612,6 +1685,8 @@ def _device_seed(seed: int) -> int:
 def _check_config_value(field: dataclasses.Field, value: Any) -> None:
     """Reject a config value whose type does not match the field's default (bool vs number, NaN, inf)."""
     default = field.default
+    if value is None and "None" in str(field.type):
+        return
     if isinstance(default, bool):
         if not isinstance(value, (bool, np.bool_)):
             raise ValueError(f"{field.name}: expected a bool, got {value!r}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 
 import numpy as np
@@ -187,3 +188,14 @@ def test_every_interval_is_finite_and_contains_its_estimate(values, name):
     low, high = bootstrap_interval(sample, statistic, 0.95, 200, 0)
     assert np.isfinite([low, high]).all()
     assert low <= estimate <= high
+
+
+def test_evaluate_writes_into_a_run_folder_by_default(tmp_path, monkeypatch):
+    """Without --out nothing lands in the working directory: runs/<ID>/evaluation_<time>/ (as train's runs/)."""
+    from steel_envs.training.evaluate import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main([CARTPOLE, "--policy", "zero", "--episodes", "2", "--num-envs", "2", "--no-progress"]) == 0
+    assert os.listdir(tmp_path) == ["runs"]
+    (run,) = (tmp_path / "runs" / "steel_envs_CartpoleBalance-v0").iterdir()
+    assert run.name.startswith("evaluation_") and (run / "evaluation.json").is_file()

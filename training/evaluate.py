@@ -12,9 +12,9 @@ by "take the first K episodes to finish". Every counted episode is counted exact
 interquartile mean (``scipy.stats.trim_mean(x, 0.25)``, rliable's IQM) of the episode returns, each with a
 bootstrap confidence interval (``scipy.stats.bootstrap``, BCa, episodes resampled), mean length, mean of
 every reward term, the fraction of episodes per end cause (``constraint_overflow``, ``nonfinite_state``,
-``nonfinite_action``, then the task's termination terms by name, e.g. ``pole_fell``, then ``terminated`` or
-``time_limit``), and a performance profile (the
-fraction of episodes whose return exceeds a threshold, ``scipy.stats.ecdf``).
+``nonfinite_action``, ``penetration``, then the task's termination terms by name, e.g. ``pole_fell``, then
+``terminated`` or ``time_limit``), and a performance profile (the fraction of episodes whose return exceeds a
+threshold, ``scipy.stats.ecdf``).
 
 **Policies**: a ``steel-envs train`` checkpoint (``model_*.pt`` beside ``train_args.json``), an exported
 ``.onnx`` or TorchScript ``.pt`` file, ``module:function`` (obs tensor -> action tensor), ``random`` or
@@ -42,7 +42,7 @@ __all__ = ["EpisodeRecord", "EvaluationResult", "PolicySummary", "evaluate", "lo
 
 SWEEPABLE = ("friction", "mass_scale")
 """Parameters ``--sweep`` accepts."""
-CAUSES = ("terminated", "time_limit", "constraint_overflow", "nonfinite_state", "nonfinite_action")
+CAUSES = ("terminated", "time_limit", "constraint_overflow", "nonfinite_state", "nonfinite_action", "penetration")
 
 
 @dataclass
@@ -178,13 +178,14 @@ def _run(env_id, policy_name, seed, episodes, num_envs, sweep, device, env_kwarg
         if not done.any():
             continue
         ep = {k: v.cpu().numpy() for k, v in info["episode"].items()}
-        flags = {k: info[k].cpu().numpy() for k in ("constraint_overflow", "nonfinite_state", "nonfinite_action")}
+        core = ("nonfinite_state", "nonfinite_action", "constraint_overflow", "penetration")
+        flags = {k: info[k].cpu().numpy() for k in core}
         term, trunc = terminated.cpu().numpy(), truncated.cpu().numpy()
         success = info["success"].cpu().numpy() if "success" in info else None
         for w in np.flatnonzero(done & (counted < quota)):
             # The core's causes first, then the task's declared termination terms, then the plain dones.
             cause = next(
-                (k for k in ("nonfinite_state", "nonfinite_action", "constraint_overflow") if flags[k][w]),
+                (k for k in core if flags[k][w]),
                 next(
                     (t.name for t in env.terminations if ep[t.name][w]),
                     "terminated" if term[w] else "time_limit" if trunc[w] else "terminated",
@@ -435,7 +436,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", default="0", help="comma-separated env seeds")
     p.add_argument("--sweep", action="append", default=[], help="name=v1,v2,... (friction, mass_scale)")
     p.add_argument("--device", default="cpu")
-    p.add_argument("--out", default="evaluation", help="output prefix: <out>.json, <out>_returns.png ...")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="output prefix: <out>.json, <out>_returns.png ... (default runs/<ID>/evaluation_<time>/evaluation)",
+    )
     p.add_argument("--no-progress", action="store_true")
     a = p.parse_args(argv)
     import warp as wp
@@ -461,6 +466,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"steel-envs evaluate: {e}", file=sys.stderr)
         return 2
     print(table(result))
+    if a.out is None:
+        from steel_envs.training import run_prefix
+
+        a.out = run_prefix("evaluation", a.env_id)
     result.to_json(f"{a.out}.json")
     print("wrote " + ", ".join([f"{a.out}.json", *plot(result, a.out)]))
     return 0

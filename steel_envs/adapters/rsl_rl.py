@@ -128,6 +128,7 @@ class RslRlVecEnv(VecEnv):
         log["Episode_Termination/time_out"] = (s["truncated"] & ~s["terminated"])[ended].float()
         log["Episode_Termination/constraint_overflow"] = s["episode.constraint_overflow"][ended].float()
         log["Episode_Termination/nonfinite_state"] = s["nonfinite"][ended].float()
+        log["Episode_Termination/penetration"] = s["episode.penetration"][ended].float()
         for term in self.env.terminations:  # the task's declared termination terms, by name
             log[f"Episode_Termination/{term.name}"] = s[f"episode.{term.name}"][ended].float()
         return log

@@ -327,7 +327,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="cpu")
     p.add_argument("--no-peers", action="store_true", help="skip the Gymnasium MuJoCo peers")
     p.add_argument("--shards", type=int, default=1, help="also measure the worlds split over this many processes")
-    p.add_argument("--out", default="bench", help="output prefix: <out>.json and <out>.png")
+    p.add_argument(
+        "--out", default=None, help="output prefix: <out>.json and <out>.png (default runs/bench/bench_<time>/bench)"
+    )
     a = p.parse_args(argv)
     wp.config.log_level = wp.LOG_WARNING
     try:
@@ -359,6 +361,10 @@ def main(argv: list[str] | None = None) -> int:
         "command": "steel-envs bench " + " ".join(sys.argv[2:] if argv is None else argv),
     }
     records = [{k: None if isinstance(v, float) and np.isnan(v) else v for k, v in asdict(r).items()} for r in rows]
+    if a.out is None:
+        from steel_envs.training import run_prefix
+
+        a.out = run_prefix("bench", "bench")
     with open(f"{a.out}.json", "w") as f:
         json.dump({"meta": meta, "rows": records}, f, indent=2)
     _plot(rows, f"{a.out}.png")
