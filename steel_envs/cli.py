@@ -179,6 +179,26 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--size", default="320x240", help="frame size per world, WxH (default 320x240)")
     r.add_argument("--device", default=None, help="Warp device (default: Warp's preferred)")
     r.add_argument("--seed", type=int, default=0)
+    w = sub.add_parser("view", help="watch a policy run in a web browser (Newton's ViewerViser; extra view)")
+    w.add_argument("env_id", help="environment ID, e.g. steel_envs/AntRun-v0")
+    w.add_argument(
+        "--policy",
+        default="random",
+        help="random, zero, module:function (obs -> actions), a train checkpoint or an .onnx / TorchScript file "
+        "(as steel-envs evaluate; default random)",
+    )
+    w.add_argument("--num-envs", type=int, default=4, help="number of worlds, laid out on a grid (default 4)")
+    w.add_argument("--port", type=int, default=8080, help="web server port; the next free one if taken (default 8080)")
+    w.add_argument(
+        "--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1; 0.0.0.0: every interface)"
+    )
+    w.add_argument("--device", default=None, help="Warp device (default: Warp's preferred)")
+    w.add_argument("--seed", type=int, default=0, help="seed of the env and the policy (default 0)")
+    w.add_argument(
+        "--speed", type=float, default=1.0, help="simulated time per wall-clock time; inf: unthrottled (default 1)"
+    )
+    w.add_argument("--paused", action="store_true", help="start paused (Pause / Step in the browser)")
+    w.add_argument("--steps", type=int, default=None, help="stop after this many control steps (default: Ctrl-C)")
     sub.add_parser("list", help="list the registered environment IDs")
     d = sub.add_parser("doctor", help="physics health report: capacities, overflow, limits, penetration, energy")
     d.add_argument("env_id", help="environment ID, e.g. steel_envs/AntRun-v0")
@@ -240,6 +260,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Before Warp initializes, so its banner and kernel-load messages stay off unless asked for.
     verbose = "--verbose" in argv
     wp.config.log_level = wp.LOG_INFO if verbose else wp.LOG_WARNING
+    if argv[:1] == ["list"]:  # the registry only: no device is queried
+        import steel_envs
+
+        print("\n".join(steel_envs.ENV_IDS))
+        return 0
     _init_warp(quiet=not verbose)
     if argv and argv[0] in _TRAINING_COMMANDS:
         import importlib
@@ -254,7 +279,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         try:
             return entry(argv[1:])
-        except (gym.error.Error, FileNotFoundError) as e:  # an unknown ID, a missing checkpoint: one line, no trace
+        except (gym.error.Error, FileNotFoundError, ValueError) as e:  # an unknown ID, a missing checkpoint, a bad
+            # argument value: one line, no trace
             print(f"steel-envs {argv[0]}: {e}", file=sys.stderr)
             return 2
     args = _parser().parse_args(argv)
@@ -267,6 +293,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .doctor import run_cli
 
         return run_cli(args)
+    if args.command == "view":
+        import gymnasium as gym
+
+        from .viewer import view
+
+        try:
+            r = view(
+                args.env_id,
+                args.policy,
+                num_envs=args.num_envs,
+                host=args.host,
+                port=args.port,
+                device=args.device,
+                seed=args.seed,
+                speed=args.speed,
+                paused=args.paused,
+                steps=args.steps,
+            )
+        except (ValueError, ImportError, FileNotFoundError, gym.error.Error) as e:
+            print(f"steel-envs view: {e}", file=sys.stderr)
+            return 2
+        print(
+            f"{r['env_id']}: {r['steps']} steps, {len(r['returns'])} episodes ended, mean return {r['mean_return']:.2f}"
+        )
+        return 0
     if args.command == "record":
         try:
             width, height = (int(v) for v in args.size.lower().split("x"))

@@ -121,6 +121,7 @@ def test_exported_policy_matches_the_torch_policy(trained, tmp_path, fmt):
     from steel_envs.training.policy import export, load_policy
 
     path = export(trained.checkpoint, format=fmt, out=str(tmp_path / ("p.onnx" if fmt == "onnx" else "p.pt")))
+    assert sorted(os.listdir(tmp_path)) == [os.path.basename(path)]  # one self-contained file (no .onnx.data)
     loaded, _env = load_policy(trained.checkpoint)
     obs = torch.randn(32, 4) * 0.3
     expected = loaded.policy(obs).numpy()

@@ -11,6 +11,7 @@ import contextlib
 import io
 import json
 import os
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -73,20 +74,31 @@ def play(
     device: str = "cpu",
     seed: int = 0,
     video: str | None = None,
+    viewer: int | None = None,
 ) -> dict:
     """Run the deterministic policy of ``checkpoint``, or the policy ``policy`` on ``env_id``, until ``episodes``
     episodes ended; return their statistics (``env_id``; ``returns``, ``lengths`` lists; ``mean_return``,
-    ``mean_length``). With ``video`` (.mp4 or .gif), world 0 is rendered every step and written there.
+    ``mean_length``). With ``video`` (.mp4 or .gif), world 0 is rendered every step and written there. With
+    ``viewer`` (a port), the worlds are shown live in a web browser instead (:func:`steel_envs.viewer.view`).
 
     ``policy`` is any spec of ``steel-envs evaluate`` (:func:`steel_envs.training.evaluate.load_policy_callable`),
     e.g. ``module:function`` (observations (N, obs_dim) float32 -> actions (N, act_dim)).
 
     Raises:
-        ValueError: Unless exactly one of ``checkpoint`` and ``policy`` is given, or if ``policy`` comes without
-            ``env_id``.
+        ValueError: Unless exactly one of ``checkpoint`` and ``policy`` is given, if ``policy`` comes without
+            ``env_id``, or with both ``video`` and ``viewer``.
     """
     if (checkpoint is None) == (policy is None):
         raise ValueError("play: give either a checkpoint or a policy")
+    if viewer is not None:
+        from steel_envs.viewer import view
+
+        if video:
+            raise ValueError("play: video and viewer exclude each other")
+        env_id = None if checkpoint else env_id  # a checkpoint's run names its env
+        return view(
+            env_id, checkpoint or policy, num_envs=num_envs, port=viewer, device=device, seed=seed, episodes=episodes
+        )
     render = {"render_mode": "rgb_array"} if video else {}
     if checkpoint is not None:
         loaded, env = load_policy(checkpoint, device=device, num_envs=num_envs, seed=seed, **render)
@@ -133,6 +145,7 @@ def export(checkpoint: str, *, format: str = "onnx", out: str | None = None) -> 
     """Export the deterministic policy of ``checkpoint`` as ONNX (input ``obs`` (batch, obs_dim), output
     ``actions`` (batch, act_dim), any batch size) or TorchScript; return the written path (default: next to
     the checkpoint, ``policy.onnx`` / ``policy.pt``). Observation normalization is part of the exported model.
+    The ONNX file is self-contained (weights inside, no ``.onnx.data`` beside it): copy that one file.
 
     Raises:
         ValueError: On a format other than ``onnx`` or ``torchscript``.
@@ -147,7 +160,10 @@ def export(checkpoint: str, *, format: str = "onnx", out: str | None = None) -> 
         )
     folder, name = os.path.split(os.path.abspath(out))
     os.makedirs(folder, exist_ok=True)
-    with contextlib.redirect_stdout(io.StringIO()):
+    # The exporters' progress lines and the deprecation notices of the libraries they import are not the user's.
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", FutureWarning)
         if format == "torchscript":
             loaded.runner.export_policy_to_jit(folder, name)
             return out
@@ -161,13 +177,14 @@ def export(checkpoint: str, *, format: str = "onnx", out: str | None = None) -> 
             output_names=module.output_names,
             dynamic_shapes={"x": {0: torch.export.Dim("batch")}},
             opset_version=18,
+            external_data=False,  # one file: a small MLP's weights fit in the protobuf
         )
     return out
 
 
 def main_play(argv: list[str] | None = None) -> int:
     """``steel-envs play (--checkpoint PATH | --policy SPEC --env ID) [--episodes K] [--num-envs N] [--device D]
-    [--video FILE]``."""
+    [--video FILE | --viewer [PORT]]``."""
     p = argparse.ArgumentParser(prog="steel-envs play", description=main_play.__doc__)
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--checkpoint", help="model_*.pt of a steel-envs train run")
@@ -180,19 +197,34 @@ def main_play(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--video", default=None, help="write world 0 as a video, .mp4 or .gif")
+    p.add_argument(
+        "--viewer",
+        nargs="?",
+        type=int,
+        const=8080,
+        default=None,
+        metavar="PORT",
+        help="show the worlds live in a web browser (port 8080 unless given; extra view)",
+    )
     a = p.parse_args(argv)
     if a.policy is not None and a.env is None:
         p.error("--policy needs --env")
-    r = play(
-        a.checkpoint,
-        policy=a.policy,
-        env_id=a.env,
-        episodes=a.episodes,
-        num_envs=a.num_envs,
-        device=a.device,
-        seed=a.seed,
-        video=a.video,
-    )
+    try:
+        r = play(
+            a.checkpoint,
+            policy=a.policy,
+            env_id=a.env,
+            episodes=a.episodes,
+            num_envs=a.num_envs,
+            device=a.device,
+            seed=a.seed,
+            video=a.video,
+            viewer=a.viewer,
+        )
+    except (ValueError, ImportError) as e:  # --viewer: viser missing, a bad port: one line
+        if a.viewer is None:
+            raise
+        p.exit(2, f"steel-envs play: {e}\n")
     print(
         f"{r['env_id']}: {len(r['returns'])} episodes, mean return {r['mean_return']:.2f}, "
         f"mean length {r['mean_length']:.1f}"
