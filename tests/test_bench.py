@@ -30,3 +30,18 @@ def test_bench_writes_json_and_plot_with_peers(tmp_path):
             assert r["physics_steps_per_s"] == pytest.approx(5 * r["env_steps_per_s"])
             assert r["memory_per_world_kib"] > 0 and r["first_call_s"] > 0
     assert (tmp_path / "b.png").stat().st_size > 1000
+
+
+def test_profile_accounts_for_the_step_by_phase():
+    """Every kernel of an eager step is timed and grouped: the phases (host included) add up to the step, the
+    solver's kernels are in solver phases, and the counts match the scene (5 substeps per AntRun step)."""
+    from steel_envs.training.benchmarks.profile import phase_of, profile
+
+    prof = profile(ANT, 2, steps=3, warmup=1)
+    assert sum(prof.phases.values()) == pytest.approx(prof.step_ms, rel=1e-9)
+    assert {"collision", "solver: PGS iterations", "task", "core", "host"} <= set(prof.phases)
+    pgs = [k for k in prof.kernels if k.phase == "solver: PGS iterations"]
+    assert pgs and all(k.launches_per_step == 5 for k in pgs)  # one solve per substep
+    assert phase_of("steel_envs.tasks.ant_run", "_rewards") == "task"
+    assert phase_of("newton._src.geometry.broad_phase_nxn", "x") == "collision"
+    assert phase_of("somewhere.else", "x") == "other"

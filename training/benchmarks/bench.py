@@ -16,6 +16,7 @@ Peers, each on the same cores in the same run:
   skipped with a message when ``mujoco`` is not installed).
 
 Writes a JSON file with every figure and a PNG plot (env-steps/s vs worlds, peers as lines), and prints a table.
+With ``--profile``, also each ID's per-kernel and per-phase profile (``steel_envs.training.benchmarks.profile``).
 """
 
 from __future__ import annotations
@@ -330,6 +331,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--out", default=None, help="output prefix: <out>.json and <out>.png (default runs/bench/bench_<time>/bench)"
     )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="also time every kernel of an eager step per ID at the largest world count, grouped by phase",
+    )
     a = p.parse_args(argv)
     wp.config.log_level = wp.LOG_WARNING
     try:
@@ -361,12 +367,20 @@ def main(argv: list[str] | None = None) -> int:
         "command": "steel-envs bench " + " ".join(sys.argv[2:] if argv is None else argv),
     }
     records = [{k: None if isinstance(v, float) and np.isnan(v) else v for k, v in asdict(r).items()} for r in rows]
+    profiles = []
+    if a.profile:
+        from .profile import profile
+
+        for env_id in a.env_ids:
+            prof = profile(env_id, max(counts), steps=min(a.steps, 20), device=a.device)
+            print(prof.table())
+            profiles.append(asdict(prof))
     if a.out is None:
         from steel_envs.training import run_prefix
 
         a.out = run_prefix("bench", "bench")
     with open(f"{a.out}.json", "w") as f:
-        json.dump({"meta": meta, "rows": records}, f, indent=2)
+        json.dump({"meta": meta, "rows": records, "profiles": profiles}, f, indent=2)
     _plot(rows, f"{a.out}.png")
     print(f"wrote {a.out}.json and {a.out}.png")
     return 0
