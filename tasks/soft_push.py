@@ -6,14 +6,15 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+import torch
 import warp as wp
-from steel_envs.envs.soft import SoftScene, SoftSceneConfig
+from steel_envs.envs.soft import PARTICLE_RADIUS, PUSHER_HALF, SoftScene, SoftSceneConfig
 from steel_envs.tasks import register_task
 from steel_envs.tasks.goals import PushGoalConfig, draw_goal
 
 from steel_envs.vector_env import RewardTerm
 
-__all__ = ["SoftPushConfig", "SoftPushEnv", "SoftPushSingleEnv", "green_strain_norm"]
+__all__ = ["SoftPushConfig", "SoftPushEnv", "SoftPushSingleEnv", "green_strain_norm", "scripted_policy"]
 
 PUSHER_BODY = 1
 
@@ -307,3 +308,136 @@ class SoftPushEnv(SoftScene):
 
 
 SoftPushSingleEnv = register_task("steel_envs/SoftPush-v0", SoftPushEnv)
+
+
+_LINE_UP = 0.03
+"""Gap [m] between the pusher and the block's bounding box at the stand-off point where it lines up for a push."""
+_BEHIND_SLACK = 0.015
+"""The pusher still counts as behind the block when its face is up to this [m] into the block's back (a push
+compresses the block)."""
+_SIDE_MARGIN = 0.03
+"""Gap [m] between the pusher's and the block's extents across the push while the pusher passes the block."""
+_LINE_TOLERANCE = 0.03
+"""Largest offset [m] across the push of the pusher's centre from the block's at which it pushes."""
+_DEEP = 0.03
+"""A lined-up pusher pushes until its centre is within its own half width, the particle radius and this [m] of
+the block's centre along the push (never, in practice: the block gives way)."""
+_AXIS_DONE = 0.01
+"""A push along an axis goes on while the block is more than this [m] from the goal along it."""
+_POSITION_GAIN = 10.0
+"""Action per m of distance to a waypoint (saturating at 10 cm)."""
+_LINE_GAIN = 10.0
+"""Action per m of offset across the push while pushing."""
+_PAIRS = torch.tensor([(i, j) for i in range(8) for j in range(i, 8)])
+"""Every pair of the 8 corners, each corner with itself included: the segments whose union covers the boundary of
+the corners' convex hull."""
+
+
+def _back_in_band(s: torch.Tensor, r: torch.Tensor, low: torch.Tensor, high: torch.Tensor) -> torch.Tensor:
+    """The smallest coordinate ``s`` of the corners' convex hull within the band ``low <= r <= high`` of the other
+    coordinate (the hull's back as seen along ``s`` by a face spanning the band), or +inf where the band misses the
+    hull. ``s``, ``r``: (N, 8) corner coordinates; ``low``, ``high``: (N, 1). The minimum of a linear function over a
+    convex polygon cut by a band lies on a boundary edge, where the segment between two corners enters or leaves the
+    band or at a corner inside it."""
+    i, j = _PAIRS[:, 0].to(s.device), _PAIRS[:, 1].to(s.device)
+    sa, sb, la, lb = s[:, i], s[:, j], r[:, i], r[:, j]
+    dl = lb - la
+    flat = dl.abs() < 1.0e-9
+    safe = torch.where(flat, torch.ones_like(dl), dl)
+    t0, t1 = (low - la) / safe, (high - la) / safe
+    t_lo = torch.where(flat, torch.zeros_like(dl), torch.minimum(t0, t1)).clamp_min(0.0)
+    t_hi = torch.where(flat, torch.ones_like(dl), torch.maximum(t0, t1)).clamp_max(1.0)
+    inside = (t_lo <= t_hi) & (~flat | ((la >= low) & (la <= high)))
+    back = torch.minimum(sa + t_lo * (sb - sa), sa + t_hi * (sb - sa))
+    return torch.where(inside, back, torch.full_like(back, float("inf"))).amin(-1, keepdim=True)
+
+
+def _push_geometry(pusher, block, corners, d):
+    """A push along the unit axis ``d`` (N, 2) for each world: ``n`` (the left normal of ``d``); the pusher's
+    offset from the block's centre along ``d`` and across it; the offset along ``d`` at which the pusher meets the
+    block's bounding box (``contact``, positive: the pusher is at ``-contact``); the offset past which a lined-up
+    pusher stops pushing (``deep``); the offset across at which the pusher clears the block's side
+    (``clearance``); and whether the pusher overlaps the block across ``d`` with its face more than
+    ``_BEHIND_SLACK`` past the block's back there (``blocked``: it must go round)."""
+    n = torch.stack([-d[:, 1], d[:, 0]], dim=-1)
+    half = torch.tensor(PUSHER_HALF[:2], dtype=pusher.dtype, device=pusher.device)
+    s = (corners * d[:, None]).sum(-1)
+    r = (corners * n[:, None]).sum(-1)
+    reach = (d.abs() * half).sum(-1, keepdim=True) + PARTICLE_RADIUS
+    width = (n.abs() * half).sum(-1, keepdim=True) + PARTICLE_RADIUS
+    contact = reach - s.amin(-1, keepdim=True)
+    clearance = r.abs().amax(-1, keepdim=True) + width + _SIDE_MARGIN
+    offset = pusher - block
+    along = (offset * d).sum(-1, keepdim=True)
+    lateral = (offset * n).sum(-1, keepdim=True)
+    back = _back_in_band(s, r, lateral - width, lateral + width)
+    blocked = along + reach > back + _BEHIND_SLACK  # never where the band misses the block (back = inf)
+    return n, along, lateral, contact, reach + _DEEP, clearance, blocked
+
+
+def _lined_up(along, lateral, contact, deep):
+    """Whether the pusher is in line behind the block, from beyond the stand-off point up to pushing into it."""
+    return (lateral.abs() < _LINE_TOLERANCE) & (along > -contact - 2.0 * _LINE_UP) & (along < -deep)
+
+
+def scripted_policy(obs: torch.Tensor) -> torch.Tensor:
+    """A scripted, stateless solver of SoftPush-v0: push the block to the goal along x and y in turn, each push
+    with the pusher's flat face centred behind the block.
+
+    The pusher is a box that does not turn (its gantry has two prismatic joints), so it pushes along the world
+    axes, face on: pushed at an angle, a face slides along the block or turns it. Each step it picks an axis: the
+    one it is lined up behind already while the block is still more than 1 cm from the goal along it, else the
+    axis of the larger block-goal error. With ``d`` the unit push direction on that axis (towards the goal) and
+    ``n`` its left normal, the pusher's offset from the block's centre is split into ``along`` (on ``d``) and
+    ``lateral`` (on ``n``) [m]. Extents come from the observation: the block's from its 8 corner particles
+    (their convex hull, so a block that turned or deformed is measured as it is), the pusher's from
+    ``PUSHER_HALF`` plus the particle radius. ``c`` is the ``along`` at which the pusher's face meets the block's
+    bounding box.
+
+    Lined up (``-c - 0.06 < along < -(h + 0.035)``, ``h`` the pusher's half width along ``d``, and
+    ``|lateral| < 0.03``) it pushes: velocity ``d`` at full speed plus ``-10 * lateral * n`` to keep the face
+    centred. Otherwise it goes to the stand-off point ``block - (c + 0.03) d`` by proportional control (10 per m),
+    round the block where its face overlaps the block across ``d`` and is more than 1.5 cm past the block's back
+    there (the back of the hull within the face's span): across to a gap of 3 cm between the extents first, then
+    back, then in line. The velocity command is scaled down to unit norm where it exceeds it. Measured on 100
+    episodes: see the README's "Scripted solvers".
+
+    Usable as ``steel-envs evaluate steel_envs/SoftPush-v0 --policy steel_envs.tasks.soft_push:scripted_policy``.
+
+    Args:
+        obs: Observations (N, 38) float32 in the layout of :class:`SoftPushEnv` (pusher x, y at 0-1, block centre
+            at 4-6, block centre minus goal at 12-13, the corners relative to the centre at 14-37, all [m]), on
+            any device.
+
+    Returns:
+        Actions (N, 2) float32 in [-1, 1], the pusher's x, y velocity over ``max_pusher_speed``, on ``obs``'s
+        device.
+    """
+    pusher, block, to_goal = obs[:, 0:2], obs[:, 4:6], -obs[:, 12:14]
+    corners = obs[:, 14:38].reshape(-1, 8, 3)[..., :2]
+    zero = torch.zeros_like(to_goal[:, :1])
+    sign = torch.where(to_goal >= 0.0, 1.0, -1.0)
+    d_x = torch.cat([sign[:, :1], zero], dim=-1)
+    d_y = torch.cat([zero, sign[:, 1:]], dim=-1)
+    error = to_goal.abs()
+    x = _push_geometry(pusher, block, corners, d_x)
+    y = _push_geometry(pusher, block, corners, d_y)
+    use_x = torch.where(
+        _lined_up(*x[1:5]) & (error[:, :1] > _AXIS_DONE),
+        True,
+        torch.where(_lined_up(*y[1:5]) & (error[:, 1:] > _AXIS_DONE), False, error[:, :1] >= error[:, 1:]),
+    )
+    d = torch.where(use_x, d_x, d_y)
+    n, along, lateral, contact, deep, clearance, blocked = (torch.where(use_x, a, b) for a, b in zip(x, y, strict=True))
+    pushing = _lined_up(along, lateral, contact, deep)
+    side = torch.where(lateral >= 0.0, 1.0, -1.0)
+    standoff = contact + _LINE_UP
+    beside = along > -contact + _BEHIND_SLACK  # and not blocked: clear of the block across the push
+    target = torch.where(
+        blocked,
+        block + n * side * clearance + d * along,  # step across, keeping the offset along the push
+        torch.where(beside, block + n * lateral - d * standoff, block - d * standoff),  # back, then in line
+    )
+    velocity = torch.where(pushing, d - n * (_LINE_GAIN * lateral), _POSITION_GAIN * (target - pusher))
+    velocity = velocity / velocity.norm(dim=-1, keepdim=True).clamp_min(1.0)
+    return velocity.to(torch.float32)

@@ -37,8 +37,6 @@ KNOWN_FAILURES = {
     ("steel_envs/AntRun-v0", "penetration: bodies"),
     # Random torques push a foot 5-6 mm into the ground.
     ("steel_envs/HumanoidRun-v0", "penetration: bodies"),
-    # Random corner motion presses cloth particles through the ground (centres below the plane).
-    ("steel_envs/ClothFold-v0", "penetration: particles"),
 }
 
 
