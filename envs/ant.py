@@ -19,16 +19,29 @@ from steel_envs.envs.joint_limits import JointLimitProjection
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.vector_env import InitialStateSpec, SteelVectorEnv, TaskConfig
 
-__all__ = ["HINGE_NAMES", "AntScene", "AntSceneConfig"]
+__all__ = ["GROUND_GAP", "HINGE_NAMES", "AntScene", "AntSceneConfig"]
 
 HINGE_NAMES = ("hip_1", "ankle_1", "hip_2", "ankle_2", "hip_3", "ankle_3", "hip_4", "ankle_4")
 """The actuated hinges in DOF (and action) order."""
 ROOT_DOFS = 6
 ROOT_COORDS = 7
+GROUND_GAP = 0.2
+"""Contact detection gap of the ground plane [m] (the builder's default is 0.1 m, as on the ant's shapes): a pair
+gets contacts within the sum of its shapes' gaps, 0.3 m for a foot and the ground. Under full torque a foot tip
+swings at up to 28 m/s, 0.28 m per 0.01 s physics step; a tip that starts a step beyond the pair's gap has no
+contact row and can end the step inside the ground (measured up to 26 mm with the default 0.2 m)."""
 
 # nv_ant.xml's custom ``init_qpos``: torso at 0.55 m with every ankle inside its limits. (The model's
 # zero pose puts the ankles outside their ranges.) Quaternion in Newton's (x, y, z, w) order.
 _INIT_Q = np.array([0.0, 0.0, 0.55, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, -1.0, 0.0, -1.0, 0.0, 1.0])
+# Lowest torso height [m] of a start with no body inside the ground: _START_Z + _START_Z_PER_NOISE * s for reset noise
+# scale s, clearance included. In init_qpos at 0.55 m the feet are 6.0 mm inside the ground. The noise on the
+# quaternion (up to 18 deg of tilt at s = 0.1) and the hinges lowers the lowest foot further below the torso: by at
+# most 0.061 m at s = 0.02, 0.141 m at 0.05 and 0.262 m at 0.1 (the deepest of the 4096 corners of the noise box
+# and a local search from the deepest corners and random draws, shapes' own surfaces, newton 1.8.0's FK), under
+# 2.8 m per unit of s; 5 mm of clearance on top.
+_START_Z = 0.55 + 0.0061 + 0.005
+_START_Z_PER_NOISE = 2.8
 
 
 @dataclass(kw_only=True)
@@ -38,7 +51,9 @@ class AntSceneConfig(TaskConfig):
     action_scale: float = 15.0
     """Hinge torque at action 1 [N m]: the ``gear`` of nv_ant.xml's motors."""
     reset_noise_scale: float = 0.1
-    """Initial q noise U(-s, s) on every coordinate, qd noise s * N(0, 1) (Gymnasium Ant-v5)."""
+    """Initial q noise U(-s, s) on every coordinate but the torso height, qd noise s * N(0, 1) (Gymnasium Ant-v5);
+    the torso height is drawn from U(h, h + s) with h the lowest height that keeps every body out of the ground
+    for any draw of the other coordinates (0.841 m at s = 0.1; see :meth:`AntScene.initial_state`)."""
     project_joint_limits: bool = True
     """Clamp the hinges back into their limits after every physics step (see the scene's docstring); False leaves
     the limits to the solver's rows alone (for physics checks)."""
@@ -106,19 +121,59 @@ class AntScene(SteelVectorEnv):
         # contact rows of the legs on the ground); the default 32 overflows in every world resting on the
         # ground. 192 keeps 2x headroom; the overflow term ends the episode of a world that still exceeds it.
         articulation_constraint_max=192,
+        # Contacts (issue 13 item 2: feet went up to 61 mm into the ground after a control step under random and
+        # bang-bang torques). Measured with newton 1.8.0 on the CPU: 32 worlds x 200 control steps of each of
+        # random, bang-bang, zero and saturated torques, the deepest body after every step, states deeper than
+        # 5 mm of the 6400 per family (zero and saturated torques: none in any setting below):
+        # - relaxation 0.8: at the default 1.0 the Gauss-Seidel sweep of a loaded foot's contact and friction
+        #   rows falls into an exact two-state cycle (the same state after 12 or 400 iterations, the other one
+        #   after 13 or 401), neither of which holds the contact: a foot ended 18 mm deep where the under-relaxed
+        #   sweep converges to 10 mm above the ground. More iterations do not help. Random: 173 states (up to
+        #   73 mm) at 1.0, none at 0.8; bang-bang: 76 (72 mm) and 24 (20 mm).
+        # - baumgarte 0.5 (the options page: "up to 0.5 for light bodies pressed into the ground by heavy ones"):
+        #   the legs turn at up to 40 rad/s, 0.4 rad per 0.01 s step, and a foot rolling on its contact point
+        #   ends a converged step a few mm deep (up to 13 mm, the same at 12 or 400 iterations); 0.5 pushes it
+        #   out within the control step. Bang-bang: 7 states (13 mm).
+        # - contact_speculative_scale 0.5: a foot may close half of its gap per step instead of all of it, which
+        #   absorbs most of the error of a fast-swinging foot's linearized motion (an approaching foot slows over
+        #   its last centimetres). Bang-bang: 2 states (6.7 mm).
+        # - the ground's contact gap, GROUND_GAP: none left (deepest 4.9 mm).
+        # On 64 worlds x 200 steps with two seeds 11 of the 51200 random and bang-bang states remain deeper than
+        # 5 mm (up to 11 mm): feet that roll fast on their contact, and the hinge clamp of
+        # ``project_joint_limits`` turning a loaded foot into the ground. Cost of all four: 6 % of env-steps/s
+        # (64 worlds, CPU: 1,723 -> 1,619, median of 3).
+        relaxation=0.8,
+        baumgarte=0.5,
+        contact_speculative_scale=0.5,
     )
 
     def build_world(self, builder: newton.ModelBuilder) -> None:
-        """Load nv_ant.xml with a floating base, without its floor (the scene adds one ground plane)."""
+        """Load nv_ant.xml with a floating base, without its floor (the scene adds one ground plane per world, after
+        this, with a contact gap of :data:`GROUND_GAP`)."""
         builder.add_mjcf(newton.examples.get_asset("nv_ant.xml"), floating=True, ignore_names=["floor"])
+        # Shapes added from here on (the world's ground plane) get the wider gap; the ant's own keep 0.1 m.
+        builder.rigid_gap = GROUND_GAP
 
     def initial_state(self) -> InitialStateSpec:
-        """nv_ant.xml's ``init_qpos`` plus Ant-v5's reset noise; the quaternion is renormalized."""
+        """nv_ant.xml's ``init_qpos`` plus Ant-v5's reset noise (the quaternion renormalized), with the torso raised
+        so that no body starts inside the ground.
+
+        Ant-v5's U(-s, s) on the torso height, with the tilt and hinge noise, started feet up to 0.25 m inside the
+        ground at s = 0.1 (6 mm at s = 0). The torso height is instead U(h, h + s), h = 0.561 + 2.8 s m (0.841 m at
+        s = 0.1, 0.561 m at s = 0), the lowest height at which no draw of the quaternion and hinge noise puts a body
+        below the ground (the constants' comment above gives the measurement): at s = 0.1 the lowest foot starts
+        0.03-0.39 m above the ground and the ant drops onto its feet. Every other coordinate keeps Ant-v5's noise.
+        Above s = 0.13 the torso can start over ``healthy_z_max`` (1.0 m) of AntRun.
+        """
         s = float(self.config.reset_noise_scale)
+        q = _INIT_Q.copy()
+        q_noise = np.full(q.shape, s)
+        q[2] = _START_Z + _START_Z_PER_NOISE * s + 0.5 * s
+        q_noise[2] = 0.5 * s
         return InitialStateSpec(
-            default_q=_INIT_Q,
+            default_q=q,
             default_qd=np.zeros(ROOT_DOFS + len(HINGE_NAMES)),
-            q_noise=np.full(_INIT_Q.shape, s),
+            q_noise=q_noise,
             qd_noise=np.full(ROOT_DOFS + len(HINGE_NAMES), s),
             q_noise_kind="uniform",
             qd_noise_kind="gaussian",

@@ -142,8 +142,11 @@ class AntRunEnv(AntScene):
     - ``reward_survive = healthy_reward`` if the torso z is in [healthy_z_min, healthy_z_max] after the step
 
     ## Starting state
-    nv_ant.xml's ``init_qpos`` (torso at 0.55 m, ankles at +-1 rad) plus U(-0.1, 0.1) on every coordinate
-    (quaternion renormalized) and 0.1 N(0, 1) on every velocity.
+    nv_ant.xml's ``init_qpos`` (ankles at +-1 rad) plus U(-0.1, 0.1) on every coordinate but the torso height
+    (quaternion renormalized) and 0.1 N(0, 1) on every velocity. The torso height is U(0.841, 0.941) m, the lowest
+    range at which no body starts inside the ground for any draw of the tilt and hinge noise (for a
+    ``reset_noise_scale`` s: U(h, h + s), h = 0.561 + 2.8 s m); the lowest foot starts 0.03-0.39 m above the ground
+    and the ant drops onto its feet.
 
     ## Episode end
     Terminated when the torso z leaves [0.2, 1.0] m (term ``unhealthy``, if ``terminate_when_unhealthy``) or the
@@ -153,7 +156,9 @@ class AntRunEnv(AntScene):
     The model is nv_ant.xml (gear 15, not 150); velocities are Newton's (COM velocity and angular velocity
     in world frame, where MuJoCo's free-joint angular velocity is in the body frame); quaternions are
     (x, y, z, w); the contact wrench comes from SolverSteel's ``contact_f`` (force first, about the body
-    COM) where MuJoCo's ``cfrc_ext`` puts the torque first; the world body is not in the observation.
+    COM) where MuJoCo's ``cfrc_ext`` puts the torque first; the world body is not in the observation. The torso
+    height is U(0.841, 0.941) m instead of init_qpos's 0.55 m plus Ant-v5's U(-0.1, 0.1), which put feet up to
+    0.25 m into the ground (6 mm with no noise); the other coordinates keep Ant-v5's noise.
 
     ## Arguments
     Those of :class:`steel_envs.SteelVectorEnv` and the fields of :class:`AntRunConfig`.

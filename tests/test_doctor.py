@@ -31,13 +31,7 @@ WORLDS, STEPS = 4, 50
 ANT = "steel_envs/AntRun-v0"
 # Lines that fail in shipped envs today, each measured by this doctor and reported to issue 13 item 2 ("nothing
 # passes through the ground"); the test xfails on them and on nothing else.
-KNOWN_FAILURES = {
-    # Reset noise U(-0.1, 0.1) m on the torso height starts feet up to ~0.25 m inside the ground; random and
-    # bang-bang torques also drive feet ~6 cm into it between control steps.
-    ("steel_envs/AntRun-v0", "penetration: bodies"),
-    # Random torques push a foot 5-6 mm into the ground.
-    ("steel_envs/HumanoidRun-v0", "penetration: bodies"),
-}
+KNOWN_FAILURES: set[tuple[str, str]] = set()
 
 
 @functools.cache
