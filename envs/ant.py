@@ -194,7 +194,7 @@ class AntScene(SteelVectorEnv):
         wp.launch(
             _apply_hinge_torques,
             (self.num_envs, self.action_dim),
-            inputs=[self._actions, float(self.config.action_scale), self.model.joint_dof_world_start],
+            inputs=[self.actions, float(self.config.action_scale), self.model.joint_dof_world_start],
             outputs=[self.control.joint_f],
-            device=self._wp_device,
+            device=self.wp_device,
         )

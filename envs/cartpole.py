@@ -148,6 +148,6 @@ class CartpoleScene(SteelVectorEnv):
     def _apply_actions(self) -> None:
         self.launch_per_world(
             _apply_cart_force,
-            inputs=[self._actions, float(self.config.force_scale), self.model.joint_dof_world_start],
+            inputs=[self.actions, float(self.config.force_scale), self.model.joint_dof_world_start],
             outputs=[self.control.joint_f],
         )

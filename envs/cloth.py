@@ -222,7 +222,7 @@ class ClothScene(VBDVectorEnv):
         self._corners = wp.array(np.asarray(self.grasped_corners, np.int32), dtype=wp.int32)
 
     def _apply_actions(self) -> None:
-        """The corners move in :meth:`_before_substep`, from ``self._actions``."""
+        """The corners move in :meth:`_before_substep`, from ``self.actions``."""
 
     def _before_substep(self, state: newton.State) -> None:
         c = self.config
@@ -230,7 +230,7 @@ class ClothScene(VBDVectorEnv):
             _move_corners,
             (self.num_envs, 2),
             inputs=[
-                self._actions,
+                self.actions,
                 float(c.max_corner_speed),
                 self._corners,
                 self.model.particle_world_start,
@@ -240,5 +240,5 @@ class ClothScene(VBDVectorEnv):
                 float(c.workspace_height),
             ],
             outputs=[state.particle_q, state.particle_qd],
-            device=self._wp_device,
+            device=self.wp_device,
         )

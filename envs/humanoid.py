@@ -153,7 +153,7 @@ class HumanoidScene(SteelVectorEnv):
         )
 
     def _setup_scene(self) -> None:
-        self._gears = wp.array(_gears(), dtype=wp.float32, device=self._wp_device)
+        self._gears = wp.array(_gears(), dtype=wp.float32, device=self.wp_device)
         self._limit_projection = (
             JointLimitProjection(self.model, self.solver) if self.config.project_joint_limits else None
         )
@@ -167,7 +167,7 @@ class HumanoidScene(SteelVectorEnv):
         wp.launch(
             _apply_torques,
             (self.num_envs, self.action_dim),
-            inputs=[self._actions, self._gears, float(self.config.action_scale), self.model.joint_dof_world_start],
+            inputs=[self.actions, self._gears, float(self.config.action_scale), self.model.joint_dof_world_start],
             outputs=[self.control.joint_f],
-            device=self._wp_device,
+            device=self.wp_device,
         )

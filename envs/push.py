@@ -158,7 +158,7 @@ class PushScene(SteelVectorEnv):
         wp.launch(
             kernels.scaled_dof_targets,
             (self.num_envs, self.action_dim),
-            inputs=[self._actions, float(self.config.max_finger_speed), self.model.joint_dof_world_start],
+            inputs=[self.actions, float(self.config.max_finger_speed), self.model.joint_dof_world_start],
             outputs=[self.control.joint_target_qd],
-            device=self._wp_device,
+            device=self.wp_device,
         )

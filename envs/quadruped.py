@@ -135,18 +135,18 @@ class QuadrupedScene(SteelVectorEnv):
         return InitialStateSpec(default_q=q, default_qd=np.zeros(dofs), q_noise=q_noise, qd_noise=np.zeros(dofs))
 
     def _setup_scene(self) -> None:
-        self._default_pose = wp.array(DEFAULT_POSE, dtype=wp.float32, device=self._wp_device)
+        self._default_pose = wp.array(DEFAULT_POSE, dtype=wp.float32, device=self.wp_device)
 
     def _apply_actions(self) -> None:
         wp.launch(
             _apply_targets,
             (self.num_envs, self.action_dim),
             inputs=[
-                self._actions,
+                self.actions,
                 self._default_pose,
                 float(self.config.action_scale),
                 self.model.joint_coord_world_start,
             ],
             outputs=[self.control.joint_target_q],
-            device=self._wp_device,
+            device=self.wp_device,
         )

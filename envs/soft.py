@@ -278,7 +278,7 @@ class SoftScene(VBDVectorEnv):
         _reject_unenforced_limits(self.model)
 
     def _apply_actions(self) -> None:
-        """The velocity targets are written in :meth:`_before_substep`, from ``self._actions`` and the state."""
+        """The velocity targets are written in :meth:`_before_substep`, from ``self.actions`` and the state."""
 
     def _before_substep(self, state: newton.State) -> None:
         m = self.model
@@ -286,7 +286,7 @@ class SoftScene(VBDVectorEnv):
             _pusher_targets,
             (self.num_envs, self.action_dim),
             inputs=[
-                self._actions,
+                self.actions,
                 float(self.config.max_pusher_speed),
                 float(self.physics_dt),
                 m.body_world_start,
@@ -296,7 +296,7 @@ class SoftScene(VBDVectorEnv):
                 m.joint_limit_upper,
             ],
             outputs=[self.control.joint_target_qd],
-            device=self._wp_device,
+            device=self.wp_device,
         )
 
     def _reset_physics_state(self, world_mask: wp.array) -> None:
@@ -305,5 +305,5 @@ class SoftScene(VBDVectorEnv):
             self.launch_per_world(
                 _spawn_blocks,
                 inputs=[world_mask, float(self.config.block_spawn), self.model.particle_world_start],
-                outputs=[self._rng_state, self.state_0.particle_q],
+                outputs=[self.rng_state, self.state_0.particle_q],
             )

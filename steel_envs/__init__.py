@@ -14,6 +14,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from .core import NewtonVectorEnv
 from .sharded import ShardedVectorEnv
 from .single_env import SteelSingleEnv
 from .solver_options import SteelSolverOptions, VBDSolverOptions
@@ -24,6 +25,7 @@ from .vector_env import InitialStateSpec, RewardTerm, SteelVectorEnv, TaskConfig
 __all__ = [
     "ENV_IDS",
     "InitialStateSpec",
+    "NewtonVectorEnv",
     "RewardTerm",
     "ShardedVectorEnv",
     "SteelSingleEnv",
@@ -44,7 +46,7 @@ __all__ = [
 
 def make_vec(
     env_id: str, num_envs: int = 1, *, num_shards: int | None = None, **kwargs: Any
-) -> SteelVectorEnv | ShardedVectorEnv:
+) -> NewtonVectorEnv | ShardedVectorEnv:
     """Create the vector env of ``env_id``: the same object as ``gym.make_vec(..., "vector_entry_point")``.
 
     Args:
@@ -52,7 +54,7 @@ def make_vec(
         num_envs: Number of worlds.
         num_shards: With more than 1, the worlds are split over that many CPU processes behind one
             :class:`ShardedVectorEnv` (Warp's CPU kernels use one core per process).
-        **kwargs: Keyword arguments of :class:`SteelVectorEnv` and the task's config fields.
+        **kwargs: Keyword arguments of :class:`NewtonVectorEnv` and the task's config fields.
 
     Raises:
         gymnasium.error.UnregisteredEnv: If ``env_id`` is not registered (the message names the closest IDs).

@@ -16,7 +16,7 @@ import warp as wp
 from newton.sensors import SensorCamera
 
 if TYPE_CHECKING:
-    from .vector_env import SteelVectorEnv
+    from .core import NewtonVectorEnv
 
 __all__ = ["Renderer", "write_video"]
 
@@ -60,7 +60,7 @@ class Renderer:
         ValueError: On a non-positive size or ``num_worlds`` outside [1, num_envs].
     """
 
-    def __init__(self, env: SteelVectorEnv, width: int, height: int, num_worlds: int = 1, fov: float = 0.9):
+    def __init__(self, env: NewtonVectorEnv, width: int, height: int, num_worlds: int = 1, fov: float = 0.9):
         if width < 1 or height < 1:
             raise ValueError(f"render_size: expected positive (width, height), got ({width}, {height})")
         if not 1 <= num_worlds <= env.num_envs:

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from .vector_env import SteelVectorEnv
+from .core import NewtonVectorEnv
 
 __all__ = ["SteelSingleEnv", "single_world"]
 
@@ -16,7 +16,7 @@ _NO_TIME_LIMIT = 2**31 - 1
 
 
 class SteelSingleEnv(gym.Env):
-    """One world of a :class:`SteelVectorEnv` as a ``gymnasium.Env`` with numpy observations and actions.
+    """One world of a :class:`NewtonVectorEnv` as a ``gymnasium.Env`` with numpy observations and actions.
 
     The vector env runs with ``num_envs=1`` and autoreset disabled, so ``reset`` and ``step`` have the
     single-env semantics of Gymnasium. Observations are float32 arrays of shape (obs_dim,) copied off
@@ -35,7 +35,7 @@ class SteelSingleEnv(gym.Env):
         TypeError: If ``num_envs`` or ``autoreset_mode`` is given.
     """
 
-    vector_cls: ClassVar[type[SteelVectorEnv]]
+    vector_cls: ClassVar[type[NewtonVectorEnv]]
 
     def __init__(self, **kwargs: Any) -> None:
         for key in ("num_envs", "autoreset_mode"):
@@ -109,7 +109,7 @@ class SteelSingleEnv(gym.Env):
         return out
 
 
-def single_world(vector_cls: type[SteelVectorEnv]) -> type[SteelSingleEnv]:
+def single_world(vector_cls: type[NewtonVectorEnv]) -> type[SteelSingleEnv]:
     """Make the single-world adapter class of ``vector_cls`` (the ``entry_point`` of its Gymnasium ID)."""
     return type(
         vector_cls.__name__.removesuffix("Env") + "SingleEnv",

@@ -1,8 +1,8 @@
 """The vector env on SolverVBD: cloth, volumetric soft bodies (vertex block descent) and AVBD rigid bodies.
 
-:class:`VBDVectorEnv` keeps the env contract of :class:`~steel_envs.SteelVectorEnv` (step order, autoreset,
-zero-copy views, reward terms, episode statistics, rendering) and replaces its solver-specific parts, following
-SolverVBD's reference page:
+:class:`VBDVectorEnv` keeps the env contract of :class:`~steel_envs.core.NewtonVectorEnv` (step order, autoreset,
+zero-copy views, reward terms, episode statistics, rendering); its backend (:class:`steel_envs.backends.VBDBackend`)
+does the solver-specific parts, following SolverVBD's reference page:
 
 - the replicated builder is colored (``builder.color()``) before ``finalize``; particle-shape contact material
   is model-level (``soft_contact_ke`` / ``kd`` / ``mu``);
@@ -34,101 +34,36 @@ are not covered by those scales).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
-import newton
 import numpy as np
-import warp as wp
-from newton.solvers import SolverVBD
 
+from .backends import VBDBackend
+from .core import NewtonVectorEnv
 from .solver_options import VBDSolverOptions
-from .vector_env import InitialStateSpec, SteelVectorEnv
+from .spec import InitialStateSpec
 
 __all__ = ["VBDVectorEnv", "no_joints"]
 
 
-@wp.kernel(enable_backward=False)
-def _clear_flags(flags: wp.array[wp.bool]):
-    flags[wp.tid()] = False
+class VBDVectorEnv(NewtonVectorEnv):
+    """N worlds of one Newton model on SolverVBD, with the env contract of :class:`steel_envs.core.NewtonVectorEnv`.
 
-
-@wp.kernel(enable_backward=False)
-def _flag_overflowed(
-    counts: wp.array[wp.int32],
-    capacities: wp.array[wp.int32],
-    element_world: wp.array[wp.int32],
-    world_count: wp.int32,
-    flags: wp.array[wp.bool],
-):
-    """Flag the world of each element (body, vertex, edge) whose contact count exceeded its buffer: the excess
-    contacts were dropped. Global elements (world -1) flag the final entry."""
-    e = wp.tid()
-    if counts[e] > capacities[e]:
-        w = element_world[e]
-        if w < 0:
-            w = world_count
-        flags[w] = True
-
-
-@wp.kernel(enable_backward=False)
-def _flag_global(count: wp.array[wp.int32], capacity: wp.int32, world_count: wp.int32, flags: wp.array[wp.bool]):
-    """Flag the global entry when a pipeline-wide contact buffer overflowed (launched with one thread)."""
-    if count[0] > capacity:
-        flags[world_count] = True
-
-
-@wp.kernel(enable_backward=False)
-def _find_nonfinite_particle_worlds(
-    particle_world_start: wp.array[wp.int32],
-    body_world_start: wp.array[wp.int32],
-    particle_q: wp.array[wp.vec3],
-    particle_qd: wp.array[wp.vec3],
-    body_q: wp.array[wp.transform],
-    body_qd: wp.array[wp.spatial_vector],
-    nonfinite: wp.array[wp.bool],
-):
-    """Flag each world whose particle positions or velocities, or body poses or twists, hold a NaN or an inf."""
-    w = wp.tid()
-    bad = bool(False)
-    for i in range(particle_world_start[w], particle_world_start[w + 1]):
-        q = particle_q[i]
-        qd = particle_qd[i]
-        for k in range(3):
-            if not (wp.isfinite(q[k]) and wp.isfinite(qd[k])):
-                bad = True
-    for b in range(body_world_start[w], body_world_start[w + 1]):
-        p = wp.transform_get_translation(body_q[b])
-        r = wp.transform_get_rotation(body_q[b])
-        v = body_qd[b]
-        for k in range(3):
-            if not wp.isfinite(p[k]):
-                bad = True
-        for k in range(4):
-            if not wp.isfinite(r[k]):
-                bad = True
-        for k in range(6):
-            if not wp.isfinite(v[k]):
-                bad = True
-    nonfinite[w] = bad
-
-
-class VBDVectorEnv(SteelVectorEnv):
-    """N worlds of one Newton model on SolverVBD, with the env contract of :class:`SteelVectorEnv`.
-
-    Scenes set what a :class:`SteelVectorEnv` scene sets, plus the model-level particle contact material
+    Scenes set what a :class:`~steel_envs.SteelVectorEnv` scene sets, plus the model-level particle contact material
     (``soft_contact_ke``, ``soft_contact_kd``, ``soft_contact_mu``) and the pipeline's ``soft_contact_gap``;
     ``solver_defaults`` is a :class:`~steel_envs.solver_options.VBDSolverOptions`. Scenes without joints pass an
     empty :class:`~steel_envs.InitialStateSpec`; particles and free bodies start at the model's state.
 
     Args:
-        As :class:`SteelVectorEnv`; ``solver_options`` are SolverVBD keywords (see
+        As :class:`~steel_envs.core.NewtonVectorEnv`; ``solver_options`` are SolverVBD keywords (see
         :class:`~steel_envs.solver_options.VBDSolverOptions`).
 
     Raises:
-        ValueError: As :class:`SteelVectorEnv`, and for the options VBD scenes do not support (reset
-            randomization, pushes), naming them.
+        ValueError: As :class:`~steel_envs.core.NewtonVectorEnv`, and for the options the backend does not support
+            (reset randomization, pushes; ``set_world_parameters`` raises when called), naming them.
     """
 
+    backend_cls = VBDBackend
     solver_defaults: ClassVar[VBDSolverOptions] = VBDSolverOptions(rigid_compliant_alm=True)
     """The scene's SolverVBD options before ``solver_options`` overrides (compliant ALM: the page's recommended
     rigid path)."""
@@ -142,134 +77,6 @@ class VBDVectorEnv(SteelVectorEnv):
     """Particle-shape friction coefficient, ``Model.soft_contact_mu``."""
     soft_contact_gap: ClassVar[float] = 0.005
     """Distance beyond the particle radius at which the pipeline creates particle-shape contacts [m]."""
-
-    def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
-        for name in ("randomize_mass_scale", "randomize_friction_scale", "randomize_drive_gain_scale"):
-            if kwargs.get(name) is not None:
-                raise ValueError(f"{name}: reset randomization is not supported on SolverVBD scenes; pass None")
-        for name in ("push_interval", "push_velocity"):
-            if kwargs.get(name, 0.0):
-                raise ValueError(f"{name}: pushes are not supported on SolverVBD scenes; pass 0")
-        super().__init__(num_envs, **kwargs)
-
-    # ------------------------------------------------------------------ solver hooks
-
-    def _register_attributes(self, builder: newton.ModelBuilder) -> None:
-        pass
-
-    def _finalize_builder(self, builder: newton.ModelBuilder) -> None:
-        # SolverVBD needs particle and rigid-body color groups (its page: call ModelBuilder.color()).
-        builder.color(include_bending=True)
-
-    def _configure_model(self, model: newton.Model) -> None:
-        if model.joint_count:
-            # "The body transforms must match the joint angles at solver creation time" (SolverVBD's page).
-            newton.eval_fk(model, model.joint_q, model.joint_qd, model)
-        model.soft_contact_ke = float(self.soft_contact_ke)
-        model.soft_contact_kd = float(self.soft_contact_kd)
-        model.soft_contact_mu = float(self.soft_contact_mu)
-
-    def _make_collision_pipeline(self) -> newton.CollisionPipeline:
-        options = {"soft_contact_gap": float(self.soft_contact_gap), **self.collision_options}
-        return newton.CollisionPipeline(self.model, **options)
-
-    def _make_solver(self) -> SolverVBD:
-        return SolverVBD(self.model, **self.solver_options.as_kwargs())
-
-    def _make_overflow_flags(self) -> wp.array:
-        model, solver, device = self.model, self.solver, self._wp_device
-        # (counts, capacities, world of each element) of every per-element contact buffer the solver keeps.
-        self._capacity_checks: list[tuple[wp.array, wp.array, wp.array]] = []
-        for counts, capacity in (
-            ("body_body_contact_counts", "body_body_contact_buffer_pre_alloc"),
-            ("body_particle_contact_counts", "body_particle_contact_buffer_pre_alloc"),
-        ):
-            if model.body_count and getattr(solver, capacity, 0):
-                capacities = wp.full(model.body_count, int(getattr(solver, capacity)), dtype=wp.int32, device=device)
-                self._capacity_checks.append((getattr(solver, counts), capacities, model.body_world))
-        if self.solver_options.particle_enable_self_contact:
-            info = solver.trimesh_collision_info
-            self._capacity_checks.append(
-                (
-                    info.vertex_colliding_triangles_count,
-                    info.vertex_colliding_triangles_buffer_sizes,
-                    model.particle_world,
-                )
-            )
-            if model.edge_count:  # an edge belongs to the world of its first vertex
-                edge_world = model.particle_world.numpy()[model.edge_indices.numpy()[:, 2]]
-                self._capacity_checks.append(
-                    (
-                        info.edge_colliding_edges_count,
-                        info.edge_colliding_edges_buffer_sizes,
-                        wp.array(edge_world, dtype=wp.int32, device=device),
-                    )
-                )
-        return wp.zeros(self.num_envs + 1, dtype=wp.bool, device=device)
-
-    def _simulate(self) -> None:
-        wp.launch(_clear_flags, self.num_envs + 1, outputs=[self._overflow_flags], device=self._wp_device)
-        if self.solver_options.particle_enable_self_contact:
-            self.solver.rebuild_bvh(self.state_0)
-        super()._simulate()
-
-    def _after_substep(self, state: newton.State) -> None:
-        flags, n, device = self._overflow_flags, self.num_envs, self._wp_device
-        for counts, capacities, element_world in self._capacity_checks:
-            wp.launch(
-                _flag_overflowed,
-                counts.shape[0],
-                inputs=[counts, capacities, element_world, n],
-                outputs=[flags],
-                device=device,
-            )
-        c = self.contacts
-        if c is not None:
-            for count, capacity in (
-                (c.rigid_contact_count, c.rigid_contact_max),
-                (c.soft_contact_count, c.soft_contact_max),
-            ):
-                if count is not None and capacity:
-                    wp.launch(_flag_global, 1, inputs=[count, int(capacity), n], outputs=[flags], device=device)
-
-    def _find_nonfinite(self) -> None:
-        m, s = self.model, self.state_0
-        self.launch_per_world(
-            _find_nonfinite_particle_worlds,
-            inputs=[m.particle_world_start, m.body_world_start, s.particle_q, s.particle_qd, s.body_q, s.body_qd],
-            outputs=[self._nonfinite],
-        )
-
-    def _reset_physics_state(self, world_mask: wp.array) -> None:
-        # Model defaults of particles and bodies and cleared rigid history first; then the joints' forward
-        # kinematics supersedes the model copy of articulated bodies (SolverVBD.reset's documented order).
-        self.solver.reset(self.state_0, world_mask=world_mask)
-        self._reset_joints(world_mask)
-        if self.collision_pipeline is not None:
-            self.collision_pipeline.reset_contact_matching(world_mask)
-
-    def _notify_model_changed(self, flags: int, world_mask: wp.array | None) -> None:
-        self.solver.notify_model_changed(flags)
-
-    def set_world_parameters(self, **kwargs: Any) -> None:
-        """Not supported on SolverVBD scenes.
-
-        Raises:
-            ValueError: Always (``SolverVBD.notify_model_changed`` has no world mask).
-        """
-        raise ValueError(f"{type(self).__name__}.set_world_parameters: not supported on SolverVBD scenes")
-
-    def _overflow_advice(self) -> str:
-        o = self.solver_options
-        return (
-            "SolverVBD or the collision pipeline dropped contacts. Raise the per-body lists "
-            f"rigid_body_contact_buffer_size (now {o.rigid_body_contact_buffer_size}) or "
-            f"rigid_body_particle_contact_buffer_size (now {o.rigid_body_particle_contact_buffer_size}), the "
-            f"self-contact buffers particle_vertex_contact_buffer_size (now {o.particle_vertex_contact_buffer_size})"
-            f" or particle_edge_contact_buffer_size (now {o.particle_edge_contact_buffer_size}) with "
-            "solver_options={...}; an overflow of the pipeline's rigid_contact_max or soft_contact_max is global "
-            "(every world ended)."
-        )
 
 
 def no_joints() -> InitialStateSpec:

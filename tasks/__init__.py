@@ -16,15 +16,15 @@ from types import MappingProxyType
 
 import gymnasium as gym
 
+from steel_envs.core import NewtonVectorEnv
 from steel_envs.single_env import SteelSingleEnv, single_world
-from steel_envs.vector_env import SteelVectorEnv
 
 __all__ = ["ENV_IDS", "register_task", "registry", "task_class"]
 
-_REGISTRY: dict[str, type[SteelVectorEnv]] = {}
+_REGISTRY: dict[str, type[NewtonVectorEnv]] = {}
 
 
-def register_task(env_id: str, vector_cls: type[SteelVectorEnv]) -> type[SteelSingleEnv]:
+def register_task(env_id: str, vector_cls: type[NewtonVectorEnv]) -> type[SteelSingleEnv]:
     """Register ``env_id`` with Gymnasium: ``gym.make_vec`` builds ``vector_cls``, ``gym.make`` a 1-world adapter.
 
     The time limit of ``gym.make``'s ``TimeLimit`` is ``vector_cls.default_max_episode_steps``. Registering the same
@@ -32,18 +32,20 @@ def register_task(env_id: str, vector_cls: type[SteelVectorEnv]) -> type[SteelSi
 
     Args:
         env_id: ``"namespace/Name-vN"``, e.g. ``"steel_envs/AntRun-v0"``.
-        vector_cls: The task's :class:`~steel_envs.SteelVectorEnv` subclass.
+        vector_cls: The task's :class:`~steel_envs.NewtonVectorEnv` subclass (a SteelVectorEnv or VBDVectorEnv scene).
 
     Returns:
         The single-world adapter class (a :class:`~steel_envs.SteelSingleEnv`), Gymnasium's ``entry_point``; the
         task module keeps it as ``<Name>SingleEnv``.
 
     Raises:
-        TypeError: If ``vector_cls`` is not a :class:`~steel_envs.SteelVectorEnv` subclass.
+        TypeError: If ``vector_cls`` is not a :class:`~steel_envs.NewtonVectorEnv` subclass.
         ValueError: If ``env_id`` is already registered for another class.
     """
-    if not (isinstance(vector_cls, type) and issubclass(vector_cls, SteelVectorEnv)):
-        raise TypeError(f"vector_cls: expected a SteelVectorEnv subclass, got {vector_cls!r}")
+    if not (isinstance(vector_cls, type) and issubclass(vector_cls, NewtonVectorEnv)):
+        raise TypeError(
+            f"vector_cls: expected a NewtonVectorEnv subclass (SteelVectorEnv, VBDVectorEnv), got {vector_cls!r}"
+        )
     known = _REGISTRY.get(env_id)
     if known is not None and known.__qualname__ != vector_cls.__qualname__:
         raise ValueError(f"env_id: {env_id!r} is already registered for {known.__module__}.{known.__qualname__}")
@@ -59,13 +61,13 @@ def register_task(env_id: str, vector_cls: type[SteelVectorEnv]) -> type[SteelSi
     return single_cls
 
 
-def registry() -> Mapping[str, type[SteelVectorEnv]]:
+def registry() -> Mapping[str, type[NewtonVectorEnv]]:
     """Read-only ID -> vector env class of every task registered through :func:`register_task` so far: the shipped
     ones, then any added later (a user's or a test's task), in registration order."""
     return MappingProxyType(_REGISTRY)
 
 
-def task_class(env_id: str) -> type[SteelVectorEnv]:
+def task_class(env_id: str) -> type[NewtonVectorEnv]:
     """The vector env class registered for ``env_id``.
 
     Raises:

@@ -246,7 +246,7 @@ class AntRunEnv(AntScene):
                 self.state_0.body_q,
                 self._x_before,
                 float(self.control_dt),
-                self._actions,
+                self.actions,
                 self.body_contact_wrench,
                 self._healthy,
                 float(c.contact_force_clip),

@@ -186,7 +186,7 @@ class CartpoleSwingupEnv(CartpoleScene):
                 m.joint_dof_world_start,
                 self.state_0.joint_q,
                 self.state_0.joint_qd,
-                self._actions,
+                self.actions,
                 float(c.centered_margin),
                 float(c.control_margin),
                 float(c.velocity_margin),

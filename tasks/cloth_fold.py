@@ -180,7 +180,7 @@ class ClothFoldEnv(ClothScene):
                 self.model.particle_world_start,
                 self.state_0.particle_q,
                 self._samples,
-                self._actions,
+                self.actions,
                 float(self.config.max_corner_speed),
             ],
             outputs=[obs],

@@ -266,7 +266,7 @@ class HumanoidRunEnv(HumanoidScene):
                 m.body_mass,
                 self._x_before,
                 float(self.control_dt),
-                self._actions,
+                self.actions,
                 self.body_contact_wrench,
                 self._healthy,
                 float(c.contact_cost_weight),

@@ -182,7 +182,7 @@ class PushCubeEnv(PushScene):
                 self.model.body_world_start,
                 self.state_0.body_q,
             ],
-            outputs=[self._rng_state, self._goals],
+            outputs=[self.rng_state, self._goals],
         )
 
     def _compute_observations(self, obs: wp.array) -> None:

@@ -336,14 +336,14 @@ class QuadrupedVelocityEnv(QuadrupedScene):
         self.launch_per_world(
             _resample_commands,
             inputs=[
-                self._episode_length,
+                self.episode_steps,
                 force,
                 max(1, round(c.command_resample_time / self.control_dt)),
                 wp.vec2(*c.command_vx),
                 wp.vec2(*c.command_vy),
                 wp.vec2(*c.command_yaw_rate),
             ],
-            outputs=[self._rng_state, self._commands],
+            outputs=[self.rng_state, self._commands],
         )
 
     def _pre_physics(self) -> None:
@@ -382,7 +382,7 @@ class QuadrupedVelocityEnv(QuadrupedScene):
                 s.joint_qd,
                 self._default_pose,
                 self._commands,
-                self._actions,  # the action just applied: zero after a reset
+                self.actions,  # the action just applied: zero after a reset
                 self.body_contact_wrench,
                 self._feet,
             ],
@@ -419,7 +419,7 @@ class QuadrupedVelocityEnv(QuadrupedScene):
                 self.control.joint_target_q,
                 self._default_pose,
                 self._commands,
-                self._actions,
+                self.actions,
                 self._last_actions,
                 self._first_contact_air,
                 float(c.stiffness),
@@ -435,9 +435,9 @@ class QuadrupedVelocityEnv(QuadrupedScene):
         wp.launch(
             _store_actions,
             (self.num_envs, self.action_dim),
-            inputs=[self._actions],
+            inputs=[self.actions],
             outputs=[self._last_actions],
-            device=self._wp_device,
+            device=self.wp_device,
         )
 
 

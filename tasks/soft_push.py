@@ -255,7 +255,7 @@ class SoftPushEnv(SoftScene):
                 self.model.particle_world_start,
                 self.state_0.particle_q,
             ],
-            outputs=[self._rng_state, self._goals],
+            outputs=[self.rng_state, self._goals],
         )
 
     def _compute_observations(self, obs: wp.array) -> None:

@@ -103,6 +103,6 @@ class PendulumScene(SteelVectorEnv):
     def _apply_actions(self) -> None:
         self.launch_per_world(
             _apply_torque,
-            inputs=[self._actions, float(self.config.max_torque), self.model.joint_dof_world_start],
+            inputs=[self.actions, float(self.config.max_torque), self.model.joint_dof_world_start],
             outputs=[self.control.joint_f],
         )

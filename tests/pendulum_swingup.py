@@ -123,7 +123,7 @@ class PendulumSwingupEnv(PendulumScene):
                 m.joint_dof_world_start,
                 self.state_0.joint_q,
                 self.state_0.joint_qd,
-                self._actions,
+                self.actions,
                 float(c.max_torque),
             ],
             outputs=[reward_terms],

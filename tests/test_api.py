@@ -43,7 +43,7 @@ ACT_DIMS = {
 def test_spaces_dtypes_shapes_and_devices(env_id):
     env = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point", device="cpu")
     assert isinstance(env, gym.vector.VectorEnv)
-    assert isinstance(env, steel_envs.SteelVectorEnv)
+    assert isinstance(env, steel_envs.NewtonVectorEnv)
     assert env.num_envs == 3 and env.device == "cpu"
     assert isinstance(env.metadata["autoreset_mode"], AutoresetMode)
     o, a = env.single_observation_space, env.single_action_space
@@ -88,7 +88,7 @@ def test_views_share_memory_with_the_warp_buffers(cartpole):
     # The cart position observation is joint_q of each world's rail: same values, no copy.
     q = cartpole.state_0.joint_q.numpy().reshape(cartpole.num_envs, 2)
     np.testing.assert_array_equal(obs[:, 0].numpy(), q[:, 0])
-    assert obs.data_ptr() == cartpole._obs.ptr
+    assert obs.data_ptr() == cartpole.observations.obs.ptr
 
 
 @pytest.mark.parametrize("env_id", TASK_IDS)
@@ -391,7 +391,7 @@ def test_registry_holds_every_task_and_lookups_suggest_ids():
         steel_envs.task_class("AntRun-v0")
     with pytest.raises(gym.error.UnregisteredEnv, match=r"did you mean 'steel_envs/CartpoleBalance-v0'\?"):
         steel_envs.task_class("steel_envs/CartpoleBalanse-v0")
-    with pytest.raises(TypeError, match="vector_cls: expected a SteelVectorEnv subclass"):
+    with pytest.raises(TypeError, match="vector_cls: expected a NewtonVectorEnv subclass"):
         steel_envs.register_task("steel_envs_test/Bad-v0", dict)
     with pytest.raises(ValueError, match="already registered"):
         steel_envs.register_task(ANT, steel_envs.task_class(CARTPOLE))

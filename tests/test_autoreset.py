@@ -42,7 +42,7 @@ def test_same_step_final_obs_reset_obs_and_untouched_worlds():
         assert_world_bit_identical(env, twin, w)
         assert obs[w].numpy().tobytes() == t_obs[w].numpy().tobytes()
     # The world restarted: its episode length counts again from 0.
-    assert np.all(env._episode_length.numpy()[ended] == 0)
+    assert np.all(env.episode_steps.numpy()[ended] == 0)
 
 
 def test_next_step_resets_on_the_following_call():
@@ -64,7 +64,7 @@ def test_next_step_resets_on_the_following_call():
         assert_world_bit_identical(env, twin, w)
     # The new episode then runs normally from length 0.
     env.step(ZEROS)
-    assert np.all(env._episode_length.numpy()[ended] == 1)
+    assert np.all(env.episode_steps.numpy()[ended] == 1)
 
 
 def test_disabled_keeps_ended_worlds_until_a_masked_reset():
@@ -138,4 +138,4 @@ def test_episode_statistics_match_an_independent_tally():
     assert ended_episodes > N
     # An explicit reset clears the running statistics and the ended-episode mask.
     env.reset()
-    assert not env._done_t.any() and np.all(env._episode_length.numpy() == 0)
+    assert not env._done_t.any() and np.all(env.episode_steps.numpy() == 0)

@@ -139,7 +139,7 @@ def _probe_class(env_id: str) -> type:
                     self._probe_rows,
                 ],
                 outputs=[self.probe_overshoot, self.probe_speed, self.probe_effort],
-                device=self._wp_device,
+                device=self.wp_device,
             )
 
         def probe_clear(self) -> None:

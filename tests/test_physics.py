@@ -99,15 +99,15 @@ def test_swingup_reward_matches_dm_control_tolerances_by_hand():
     env = make("steel_envs/CartpoleSwingup-v0", 1, seed=0)
     env.state_0.joint_q.assign(np.array([2.0, np.pi / 2], np.float32))
     env.state_0.joint_qd.zero_()
-    env._actions.fill_(1.0)
-    env._compute_rewards(env._reward_terms)
-    assert env._reward_terms.numpy()[0, 0] == pytest.approx(0.5 * 0.55 * 0.8, rel=1e-5)
+    env.actions.fill_(1.0)
+    env._compute_rewards(env.stats.reward_terms)
+    assert env.stats.reward_terms.numpy()[0, 0] == pytest.approx(0.5 * 0.55 * 0.8, rel=1e-5)
     # Hanging at rest the reward is 0; upright and centred at rest it is 1.
     for angle, expected in ((np.pi, 0.0), (0.0, 1.0)):
         env.state_0.joint_q.assign(np.array([0.0, angle], np.float32))
-        env._actions.zero_()
-        env._compute_rewards(env._reward_terms)
-        assert env._reward_terms.numpy()[0, 0] == pytest.approx(expected, abs=1e-6)
+        env.actions.zero_()
+        env._compute_rewards(env.stats.reward_terms)
+        assert env.stats.reward_terms.numpy()[0, 0] == pytest.approx(expected, abs=1e-6)
 
 
 def test_humanoid_starts_in_free_fall_and_its_forward_reward_is_the_com_velocity():

@@ -12,10 +12,12 @@ RANGES = {"randomize_mass_scale": (0.5, 1.5), "randomize_friction_scale": (0.2, 
 
 def _scales(env) -> tuple[np.ndarray, np.ndarray]:
     m = env.model
-    mass = m.body_mass.numpy().reshape(env.num_envs, -1) / env._nominal["mass"].numpy().reshape(env.num_envs, -1)
+    mass = m.body_mass.numpy().reshape(env.num_envs, -1) / env.randomizer.nominal["mass"].numpy().reshape(
+        env.num_envs, -1
+    )
     sw = m.shape_world.numpy()
     mu = m.shape_material_mu.numpy()[sw >= 0].reshape(env.num_envs, -1)
-    mu0 = env._nominal["mu"].numpy()[sw >= 0].reshape(env.num_envs, -1)
+    mu0 = env.randomizer.nominal["mu"].numpy()[sw >= 0].reshape(env.num_envs, -1)
     return mass, mu / mu0
 
 
@@ -106,8 +108,14 @@ def test_bad_randomization_settings_raise(kwargs, pattern):
 
 def test_drive_gain_randomization_scales_ke_and_kd_of_the_selected_world_only():
     env = make("steel_envs/QuadrupedVelocity-v0", 3, seed=0, randomize_drive_gain_scale=(0.5, 2.0))
-    ke = env.model.joint_target_ke.numpy().reshape(3, -1)[:, 6:] / env._nominal["ke"].numpy().reshape(3, -1)[:, 6:]
-    kd = env.model.joint_target_kd.numpy().reshape(3, -1)[:, 6:] / env._nominal["kd"].numpy().reshape(3, -1)[:, 6:]
+    ke = (
+        env.model.joint_target_ke.numpy().reshape(3, -1)[:, 6:]
+        / env.randomizer.nominal["ke"].numpy().reshape(3, -1)[:, 6:]
+    )
+    kd = (
+        env.model.joint_target_kd.numpy().reshape(3, -1)[:, 6:]
+        / env.randomizer.nominal["kd"].numpy().reshape(3, -1)[:, 6:]
+    )
     np.testing.assert_allclose(ke, kd, rtol=1e-6)
     assert np.allclose(ke, ke[:, :1]) and ((ke >= 0.5) & (ke <= 2.0)).all() and len(set(ke[:, 0].round(6))) == 3
     before = env.model.joint_target_ke.numpy().reshape(3, -1).copy()

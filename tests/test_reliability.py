@@ -156,7 +156,7 @@ def test_episode_statistics_exact_in_every_autoreset_mode(mode):
     assert episodes >= 3 * n
     env.reset()
     assert not env._done_t.any()
-    assert np.all(env._episode_length.numpy() == 0) and np.all(env._episode_return.numpy() == 0)
+    assert np.all(env.episode_steps.numpy() == 0) and np.all(env.stats.episode_return.numpy() == 0)
 
 
 _TRAJECTORY_SCRIPT = textwrap.dedent(

@@ -3,6 +3,7 @@ format pass on the whole checkout, as configured in pyproject.toml."""
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -53,3 +54,20 @@ def test_import_stays_light() -> None:
     assert result.returncode == 0, result.stderr
     heavy, warp_idle = result.stdout.split("\n")[-3:-1]
     assert heavy == "[]" and warp_idle == "True", result.stdout
+
+
+_CORE_MODULES = ("core.py", "backends.py", "hooks.py", "spec.py", "arguments.py", "vector_env.py", "vbd_env.py")
+
+
+def test_the_core_env_stays_readable() -> None:
+    """Issue 12's shape: the env core, its backends and its components have no class over 500 lines and no function
+    over 60 (docstrings included), counted from the source."""
+    root = ROOT / "steel_envs"
+    files = [root / name for name in _CORE_MODULES] + sorted((root / "components").glob("*.py"))
+    too_long = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            limit = 500 if isinstance(node, ast.ClassDef) else 60
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.end_lineno - node.lineno + 1 > limit:
+                too_long.append(f"{path.name}:{node.name} {node.end_lineno - node.lineno + 1} lines")
+    assert len(files) >= 12 and not too_long, too_long

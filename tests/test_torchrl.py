@@ -102,7 +102,7 @@ def test_an_autoresetting_env_is_rejected_naming_the_argument(mode):
             TorchRLEnv(steel)
     finally:
         steel.close()
-    with pytest.raises(TypeError, match=r"env: expected a steel_envs\.SteelVectorEnv"):
+    with pytest.raises(TypeError, match=r"env: expected a steel_envs\.NewtonVectorEnv"):
         TorchRLEnv(object())
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import warnings
 
-import newton
 import numpy as np
 import pytest
 import torch
@@ -334,11 +333,8 @@ def test_an_overflow_of_the_pipelines_soft_contact_total_ends_every_world():
     """The collision pipeline's soft-contact total is global: contacts beyond ``soft_contact_max`` cannot be
     attributed to a world, so every world ends (the final entry of the overflow flags)."""
 
-    class SmallSoftContactBuffer(SoftPushEnv):
-        def _make_collision_pipeline(self) -> newton.CollisionPipeline:
-            return newton.CollisionPipeline(self.model, soft_contact_gap=self.soft_contact_gap, soft_contact_max=16)
-
-    env = SmallSoftContactBuffer(2, device="cpu", seed=0)  # each block rests 25 particles on the ground
+    # Each block rests 25 particles on the ground.
+    env = SoftPushEnv(2, device="cpu", seed=0, collision_options={"soft_contact_max": 16})
     with pytest.warns(RuntimeWarning, match="global"):
         _, _, terminated, truncated, info = env.step(torch.zeros(2, 2))
     assert info["constraint_overflow"].all() and truncated.all() and not terminated.any()

@@ -66,7 +66,7 @@ def test_drive_gain_scale_scales_the_effective_damping_gain():
     nominal = _drive_ratio(_env())
     mass = 200.0 * 0.01 * nominal[0] / (1.0 - nominal[0])  # the gantry's effective mass at nominal gains
     env = _env(randomize_drive_gain_scale=(0.5, 2.0))
-    drawn = env._world_drive_gain_scale.numpy()
+    drawn = env.randomizer.drive_gain_scale.numpy()
     assert np.ptp(drawn) > 0.05, "the draw should spread the factors"
     r = _drive_ratio(env)
     gain = mass * (1.0 / r - 1.0) / env.physics_dt

@@ -1,4 +1,4 @@
-"""Stable-Baselines3's ``VecEnv`` over a :class:`~steel_envs.SteelVectorEnv` (numpy at the boundary)."""
+"""Stable-Baselines3's ``VecEnv`` over a :class:`~steel_envs.NewtonVectorEnv` (numpy at the boundary)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import torch
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
 from steel_envs.adapters import require_same_step
-from steel_envs.vector_env import SteelVectorEnv
+from steel_envs.core import NewtonVectorEnv
 
 __all__ = ["Sb3VecEnv"]
 
@@ -42,7 +42,7 @@ class Sb3VecEnv(VecEnv):
         ValueError: If the env's autoreset mode is not SAME_STEP.
     """
 
-    def __init__(self, env: SteelVectorEnv) -> None:
+    def __init__(self, env: NewtonVectorEnv) -> None:
         require_same_step(env, "SB3")
         self.env = env
         super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
@@ -89,7 +89,7 @@ class Sb3VecEnv(VecEnv):
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
         """Seed the next :meth:`reset`. The worlds share one seed: world ``w``'s random stream derives from
-        ``(seed, w)`` (see ``SteelVectorEnv.reset``).
+        ``(seed, w)`` (see ``NewtonVectorEnv.reset``).
 
         Args:
             seed: An int >= 0, or None to draw one (as SB3 does).
@@ -111,7 +111,7 @@ class Sb3VecEnv(VecEnv):
         """Accept SB3's reset options: the worlds take none, so only None or empty dicts.
 
         Raises:
-            ValueError: On a non-empty options dict (``SteelVectorEnv.reset``'s only option, ``reset_mask``, is a
+            ValueError: On a non-empty options dict (``NewtonVectorEnv.reset``'s only option, ``reset_mask``, is a
                 vector-level one: use ``env_method("reset", indices=...)`` to reset some worlds).
         """
         given = [options] if isinstance(options, dict) or options is None else list(options)

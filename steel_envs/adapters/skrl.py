@@ -1,4 +1,4 @@
-"""skrl's torch env wrapper over a :class:`~steel_envs.SteelVectorEnv` (skrl >= 1.4)."""
+"""skrl's torch env wrapper over a :class:`~steel_envs.NewtonVectorEnv` (skrl >= 1.4)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import torch
 from skrl.envs.wrappers.torch.base import Wrapper
 
 from steel_envs.adapters import require_same_step
-from steel_envs.vector_env import SteelVectorEnv
+from steel_envs.core import NewtonVectorEnv
 
 __all__ = ["SkrlWrapper"]
 
@@ -33,7 +33,7 @@ class SkrlWrapper(Wrapper):
         ValueError: If the env's autoreset mode is not SAME_STEP.
     """
 
-    def __init__(self, env: SteelVectorEnv) -> None:
+    def __init__(self, env: NewtonVectorEnv) -> None:
         require_same_step(env, "skrl")
         super().__init__(env)
         self._device = env.torch_device

@@ -1,4 +1,4 @@
-"""TorchRL's ``EnvBase`` over a :class:`~steel_envs.SteelVectorEnv` (torchrl 0.14, tensordict 0.14)."""
+"""TorchRL's ``EnvBase`` over a :class:`~steel_envs.NewtonVectorEnv` (torchrl 0.14, tensordict 0.14)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from tensordict import TensorDict, TensorDictBase
 from torchrl.data import Bounded, Categorical, Composite, TensorSpec, Unbounded
 from torchrl.envs import EnvBase
 
-from steel_envs.vector_env import SteelVectorEnv
+from steel_envs.core import NewtonVectorEnv
 
 __all__ = ["TorchRLEnv"]
 
@@ -71,13 +71,13 @@ class TorchRLEnv(EnvBase):
             then on (TorchRL drives its resets).
 
     Raises:
-        TypeError: If ``env`` is not a :class:`~steel_envs.SteelVectorEnv`.
+        TypeError: If ``env`` is not a :class:`~steel_envs.NewtonVectorEnv`.
         ValueError: If ``env`` is closed or its autoreset mode is not DISABLED.
     """
 
-    def __init__(self, env: SteelVectorEnv) -> None:
-        if not isinstance(env, SteelVectorEnv):
-            raise TypeError(f"env: expected a steel_envs.SteelVectorEnv, got {type(env).__name__}")
+    def __init__(self, env: NewtonVectorEnv) -> None:
+        if not isinstance(env, NewtonVectorEnv):
+            raise TypeError(f"env: expected a steel_envs.NewtonVectorEnv, got {type(env).__name__}")
         if env.closed:
             raise ValueError("env: the vector env is closed")
         mode = env.autoreset_mode.value

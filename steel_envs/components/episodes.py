@@ -1,0 +1,185 @@
+"""Episode statistics: the dones of each step and their causes, the weighted reward and its terms, per-name episode
+sums, and the statistics of the episodes that ended, as the ``info`` of the env contract reports them."""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import warp as wp
+
+from .. import kernels
+from ..spec import signed_reward_weights
+
+if TYPE_CHECKING:
+    from ..core import NewtonVectorEnv
+    from .penetration import PenetrationProbe
+
+__all__ = ["EpisodeStatistics"]
+
+
+class EpisodeStatistics:
+    """Dones, rewards and episode statistics of every world, on the device.
+
+    Attributes (all on the env device; ``n`` = num_envs, ``t`` = reward terms, ``k`` = termination terms):
+        reward: (n,) float32, the sum of the weighted terms in ``reward_terms`` (t, n) float32.
+        terminated, truncated: (n,) bool.
+        termination_flags: (k, n) bool, the task's termination terms this step.
+        overflow, nonfinite: (n,) bool, the core's causes ``constraint_overflow`` and ``nonfinite_state``.
+        overflow_seen: (1,) int32, set once any world overflowed (the host's one-time warning reads it).
+        episode_length: (n,) int32, control steps of each world's current episode.
+        done_mask: (n + 1,) bool, the worlds whose episode ended this step (the solver's mask layout; the final,
+            global entry stays False); ``any_done`` (1,) int32 is set when one did.
+    """
+
+    def __init__(self, env: NewtonVectorEnv) -> None:
+        self.env = weakref.proxy(env)  # no env <-> component cycle: the env goes with its last reference
+        n, t, k = env.num_envs, len(env.rewards), len(env.terminations)
+        self.reward = wp.zeros(n, dtype=wp.float32)
+        self.reward_terms = wp.zeros((t, n), dtype=wp.float32)
+        self.weights = wp.array(signed_reward_weights(env.rewards, env.reward_weights), dtype=wp.float32)
+        self.termination_flags = wp.zeros((k, n), dtype=wp.bool)
+        self.final_termination_flags = wp.zeros((k, n), dtype=wp.bool)
+        self.time_out = wp.array([term.time_out for term in env.terminations], dtype=wp.bool)
+        self.terminated = wp.zeros(n, dtype=wp.bool)
+        self.truncated = wp.zeros(n, dtype=wp.bool)
+        self.overflow = wp.zeros(n, dtype=wp.bool)
+        self.overflow_seen = wp.zeros(1, dtype=wp.int32)
+        self.nonfinite = wp.zeros(n, dtype=wp.bool)
+        self.done_mask = wp.zeros(n + 1, dtype=wp.bool)
+        self.any_done = wp.zeros(1, dtype=wp.int32)
+        self.episode_length = wp.zeros(n, dtype=wp.int32)
+        self.episode_return = wp.zeros(n, dtype=wp.float32)
+        self.term_sums = wp.zeros((t, n), dtype=wp.float32)
+        self.final_return = wp.zeros(n, dtype=wp.float32)
+        self.final_length = wp.zeros(n, dtype=wp.int32)
+        self.final_term_sums = wp.zeros((t, n), dtype=wp.float32)
+        self.final_overflow = wp.zeros(n, dtype=wp.bool)
+        self._overflow_seen_t = wp.to_torch(self.overflow_seen)
+        self._overflow_warned = False
+        self._cuda = env.wp_device.is_cuda
+        self._steps_since_check = 0
+
+    def combine_terminations(self, skip: wp.array) -> None:
+        """OR the termination terms into ``terminated`` or, for a time-out term, ``truncated`` (worlds in ``skip``,
+        a NEXT_STEP reset pending, end nothing)."""
+        self.env.launch_per_world(
+            kernels.combine_termination_terms,
+            inputs=[len(self.env.terminations), self.time_out, skip],
+            outputs=[self.termination_flags, self.terminated, self.truncated],
+        )
+
+    def finalize_dones(self, overflow_flags: wp.array, skip: wp.array, nonfinite_action: wp.array, penetration: Any):
+        """Add the core's causes (overflow, non-finite state and action, penetration, the time limit) to the task's
+        dones and count the step."""
+        env, config = self.env, self.env.config
+        env.launch_per_world(
+            kernels.finalize_dones,
+            inputs=[
+                overflow_flags,
+                self.nonfinite,
+                skip,
+                env.num_envs,
+                env.max_episode_steps,
+                bool(config.overflow_is_terminal),
+                bool(config.penetration_is_terminal),
+            ],
+            outputs=[
+                self.episode_length,
+                self.terminated,
+                self.truncated,
+                self.overflow,
+                nonfinite_action,
+                penetration,
+                self.overflow_seen,
+            ],
+        )
+
+    def accumulate(self, skip: wp.array, overflow_flags: wp.array, penetration: PenetrationProbe) -> None:
+        """Weight and sum the task's unweighted ``reward_terms``, add them to the episode sums, record the ended
+        episodes' statistics and causes, and set ``done_mask`` / ``any_done``; clear the global overflow entry."""
+        env = self.env
+        env.launch_per_world(
+            kernels.accumulate_rewards,
+            inputs=[
+                len(env.rewards),
+                self.weights,
+                skip,
+                self.terminated,
+                self.truncated,
+                self.overflow,
+                self.episode_length,
+            ],
+            outputs=[
+                self.reward_terms,
+                self.reward,
+                self.episode_return,
+                self.term_sums,
+                self.done_mask,
+                self.final_return,
+                self.final_length,
+                self.final_term_sums,
+                self.final_overflow,
+                self.nonfinite,
+            ],
+        )
+        if env.terminations:
+            env.launch_per_world(
+                kernels.copy_final_flags,
+                inputs=[len(env.terminations), self.done_mask, self.termination_flags],
+                outputs=[self.final_termination_flags],
+            )
+        env.launch_per_world(
+            kernels.copy_final_flags, inputs=[1, self.done_mask, penetration.flags], outputs=[penetration.final_flags]
+        )
+        wp.launch(kernels.clear_global_entry, 1, inputs=[overflow_flags, env.num_envs], device=env.wp_device)
+        self.any_done.zero_()
+        env.launch_per_world(kernels.flag_any_world, inputs=[self.done_mask], outputs=[self.any_done])
+
+    def reset(self, world_mask: wp.array) -> None:
+        """Start new episodes in the selected worlds: length, return and term sums to 0."""
+        self.env.launch_per_world(
+            kernels.reset_episode_statistics,
+            inputs=[world_mask, len(self.env.rewards)],
+            outputs=[self.episode_length, self.episode_return, self.term_sums],
+        )
+
+    def views(self, penetration: PenetrationProbe) -> dict[str, Any]:
+        """Torch views of the buffers, by the names the env reports them under."""
+        to = wp.to_torch
+        terms, final_terms = to(self.reward_terms), to(self.final_term_sums)
+        flags, final_flags = to(self.termination_flags), to(self.final_termination_flags)
+        names = [term.name for term in self.env.rewards]
+        terminations = [term.name for term in self.env.terminations]
+        return {
+            "reward_terms": {f"reward_{name}": terms[i] for i, name in enumerate(names)},
+            "terminations": {name: flags[i] for i, name in enumerate(terminations)},
+            "episode": {
+                "r": to(self.final_return),
+                "l": to(self.final_length),
+                "constraint_overflow": to(self.final_overflow),
+                "penetration": to(penetration.final_flags)[0],
+                **{f"reward_{name}": final_terms[i] for i, name in enumerate(names)},
+                **{name: final_flags[i] for i, name in enumerate(terminations)},
+            },
+        }
+
+    def warn_overflow_once(self) -> None:
+        """Warn once, on the host, after a world lost constraint rows or contacts, with the backend's advice. On the
+        CPU the flag is host memory; on CUDA this reads one int (a sync) every 64 steps only."""
+        if self._overflow_warned:
+            return
+        self._steps_since_check += 1
+        if self._cuda and self._steps_since_check < 64:
+            return
+        self._steps_since_check = 0
+        if int(self._overflow_seen_t[0]) == 0:
+            return
+        self._overflow_warned = True
+        warnings.warn(
+            f"{type(self.env).__name__}: {self.env.backend.overflow_advice()} Their episodes were ended and reported "
+            "in info['constraint_overflow']. This warning is shown once.",
+            RuntimeWarning,
+            stacklevel=3,
+        )

@@ -1,0 +1,179 @@
+"""The hooks a scene and a task implement, and the class attributes they declare: the interface between
+:class:`steel_envs.core.NewtonVectorEnv` and the code under ``envs/`` and ``tasks/``.
+
+A scene (``envs/``) subclasses :class:`steel_envs.SteelVectorEnv` or :class:`steel_envs.VBDVectorEnv` and sets the
+:class:`SceneHooks`; a task (``tasks/``) subclasses a scene and sets the :class:`TaskHooks`. The step hooks only
+launch kernels and never read device data on the host: they are recorded into the step graph once and replayed.
+
+What scenes and tasks use (the task surface): ``model``, ``solver``, ``state_0``, ``control``, ``contacts``,
+``config``, ``num_envs``, ``wp_device``, :meth:`launch_per_world`, ``actions`` (num_envs, action_dim) float32
+(this step's clipped actions), ``rng_state`` (num_envs,) uint32 (the per-world stream of resets: goals and
+spawns drawn from it start exactly as in a fresh env), ``episode_steps`` (num_envs,) int32 (control steps of
+each world's episode) and ``task_info``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import newton
+import warp as wp
+
+from . import kernels
+from .spec import InitialStateSpec, RewardTerm, TaskConfig, TerminationTerm
+
+if TYPE_CHECKING:
+    from .backends import SolverBackend
+
+__all__ = ["SceneHooks", "TaskHooks"]
+
+
+class SceneHooks:
+    """What a scene declares (model, physics step, actuation, solver options, camera) and its hooks."""
+
+    backend: SolverBackend
+    num_envs: int
+    wp_device: wp.context.Device
+
+    physics_dt: ClassVar[float]
+    """Physics time step [s]."""
+    decimation: ClassVar[int]
+    """Physics steps per control step."""
+    enable_collisions: ClassVar[bool] = True
+    """Run a CollisionPipeline before each physics step; False passes no contacts to the solver."""
+    add_ground_plane: ClassVar[bool] = False
+    """Add a ground plane."""
+    ground_per_world: ClassVar[bool] = True
+    """One ground plane in each world (a world's friction scale then scales its ground too: SolverSteel combines a
+    contact pair's friction coefficients by their mean, so with one shared, unscaled ground a world's factor s gave
+    an effective factor (1 + s) / 2 at equal coefficients). False: one plane shared by all worlds."""
+    collision_defaults: ClassVar[Mapping[str, Any]] = {"deterministic": True}
+    """The scene's ``newton.CollisionPipeline`` keywords before ``collision_options`` overrides. Deterministic contact
+    order (contacts sorted by a key of their shapes, not by the order threads found them) keeps a world's trajectory
+    independent of the number of worlds and of its index (``tests/test_world_count.py``)."""
+    action_dim: ClassVar[int]
+    """Action size per world."""
+    solver_defaults: ClassVar[Any]
+    """The scene's solver options before ``solver_options`` overrides."""
+    solver_defaults_cuda: ClassVar[Any] = None
+    """The scene's options on CUDA devices, where they differ (e.g. CUDA-only sweeps); None: ``solver_defaults``."""
+    camera_tracked_body: ClassVar[int] = -1
+    """Body (index within a world) the render camera follows on the ground plane; -1: a fixed camera."""
+    camera_eye: ClassVar[tuple[float, float, float]] = (0.0, -4.0, 1.5)
+    """Render camera position relative to the tracked body's ground point (or the origin) [m]."""
+    camera_target: ClassVar[tuple[float, float, float]] = (0.0, 0.0, 0.5)
+    """Point the render camera looks at, relative to the same base [m]."""
+
+    @property
+    def control_dt(self) -> float:
+        """Time of one control step, ``physics_dt * decimation`` [s]."""
+        return self.physics_dt * self.decimation
+
+    def launch_per_world(self, kernel: wp.Kernel, inputs: list[Any], outputs: list[Any] | None = None) -> None:
+        """Launch ``kernel`` with one thread per world (``wp.tid()`` is the world index) on the env device.
+
+        The helper scenes and tasks use for their term kernels; arguments as ``wp.launch``.
+        """
+        wp.launch(kernel, self.num_envs, inputs=inputs, outputs=outputs or [], device=self.wp_device)
+
+    # ------------------------------------------------------------------ the Gymnasium API
+
+    def build_world(self, builder: newton.ModelBuilder) -> None:
+        """Add one world's bodies, joints and shapes to ``builder`` (at construction)."""
+        raise NotImplementedError
+
+    def initial_state(self) -> InitialStateSpec:
+        """Initial joint state of one world and its reset noise (at construction)."""
+        raise NotImplementedError
+
+    def _make_solver(self) -> newton.solvers.SolverBase:
+        """The solver (at construction; by default the backend's, from ``solver_options``)."""
+        return self.backend.make_solver()
+
+    def _setup_scene(self) -> None:
+        """Allocate the scene's device arrays (at construction, before any step is captured); the model exists."""
+
+    def _apply_actions(self) -> None:
+        """Write ``self.actions`` (clipped, shape (num_envs, action_dim)) to ``self.control``."""
+        raise NotImplementedError
+
+    def _before_substep(self, state: newton.State) -> None:
+        """Launches before each physics step, on its input state (e.g. kinematic particles)."""
+
+    def _after_substep(self, state: newton.State) -> None:
+        """Launches after each physics step, on its output state (e.g. a joint-limit projection)."""
+
+    def _reset_physics_state(self, world_mask: wp.array) -> None:
+        """Write the initial state of the selected worlds and clear their solver history (by default the backend's:
+        the initial joint states and the solver's reset)."""
+        self.backend.reset_physics_state(world_mask)
+
+
+class TaskHooks:
+    """What a task declares (config, reward and termination terms, time limit, observables) and its hooks."""
+
+    config: TaskConfig
+    stats: Any
+
+    config_cls: ClassVar[type[TaskConfig]] = TaskConfig
+    """The task's config dataclass; its fields are keywords of the env."""
+    rewards: ClassVar[tuple[RewardTerm, ...]] = ()
+    """The task's reward terms, in summation order (see :class:`steel_envs.RewardTerm`)."""
+    reward_terms: ClassVar[tuple[str, ...]] = ()
+    """Names of the reward terms (derived from ``rewards``); ``info["reward_<name>"]`` and reward == their sum. A
+    task that sets only these names (no ``rewards``) gets unweighted terms: its kernel writes the final values."""
+    terminations: ClassVar[tuple[TerminationTerm, ...]] = ()
+    """The task's termination terms (see :class:`steel_envs.TerminationTerm`), written by
+    :meth:`_compute_termination_terms`. A task without any ends episodes only by the core's causes."""
+    default_max_episode_steps: ClassVar[int] = 1000
+    """Time limit [control steps] when the user gives none (``max_episode_steps``); also Gymnasium's ``TimeLimit``."""
+    requested_observables: ClassVar[tuple[str, ...]] = ()
+    """Steel observables (``"contact_f"``, ``"body_parent_f"``) the task reads after each step."""
+
+    @property
+    def reward_weights(self) -> dict[str, float]:
+        """The weight of each reward term by name, as its config field holds it (1.0 for a term without one); a cost
+        term's weighted value is ``-weight * cost``."""
+        return {t.name: float(getattr(self.config, t.weight)) if t.weight else 1.0 for t in self.rewards}
+
+    @property
+    def observation_dim(self) -> int:
+        """Observation size per world."""
+        raise NotImplementedError
+
+    def _setup_task(self) -> None:
+        """Allocate the task's buffers (at construction); the model, solver and core buffers exist."""
+
+    def _pre_physics(self) -> None:
+        """Record what the task needs from the state before the physics of a step."""
+
+    def _post_physics(self) -> None:
+        """Update derived buffers from the state after the physics of a step."""
+
+    def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
+        """Write whether the task ends each world's episode, (num_envs,) bool each (a task may override this
+        directly). By default: the declared ``terminations`` (:meth:`_compute_termination_terms`), ORed into
+        ``terminated`` or, for a time-out term, ``truncated``; both False for a task without terms."""
+        if not self.terminations:
+            self.launch_per_world(kernels.no_task_terminations, inputs=[], outputs=[terminated, truncated])
+            return
+        self._compute_termination_terms(self.stats.termination_flags)
+        self.stats.combine_terminations(self._skip_mask)
+
+    def _compute_termination_terms(self, flags: wp.array) -> None:
+        """Write each declared termination term, shape (len(terminations), num_envs) bool, in ``terminations``
+        order."""
+        raise NotImplementedError
+
+    def _compute_rewards(self, reward_terms: wp.array) -> None:
+        """Write the unweighted reward terms, shape (len(rewards), num_envs) float32, in ``rewards`` order; the
+        core applies the weights."""
+        raise NotImplementedError
+
+    def _compute_observations(self, obs: wp.array) -> None:
+        """Write the observations, shape (num_envs, observation_dim) float32."""
+        raise NotImplementedError
+
+    def _reset_task(self, world_mask: wp.array) -> None:
+        """Reset the task's per-world buffers of the selected worlds."""

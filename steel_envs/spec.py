@@ -1,0 +1,289 @@
+"""What a task declares: its config, reward terms, termination terms and initial state, and the checks that turn a
+declaration and the user's keywords into a validated config.
+
+These are plain data; :class:`steel_envs.core.NewtonVectorEnv` reads them. Nothing here touches Warp or a solver.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "RESERVED_INFO_KEYS",
+    "InitialStateSpec",
+    "RewardTerm",
+    "TaskConfig",
+    "TerminationTerm",
+    "check_task_declarations",
+    "make_task_config",
+    "signed_reward_weights",
+]
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+@dataclass(kw_only=True)
+class TaskConfig:
+    """Fields every task config has; tasks subclass it with their weights and thresholds."""
+
+    overflow_is_terminal: bool = False
+    """End a constraint-overflow episode as a termination (no value bootstrap) instead of a truncation."""
+    penetration_limit: float | None = None
+    """End the episode of a world where, after a step, a body is deeper than this into the ground or another body
+    (the rigid contacts' signed distance less both shapes' margins) [m], or a particle's centre is below the ground
+    plane (z = 0); end cause ``info["penetration"]``, a truncation unless ``penetration_is_terminal``. None (the
+    default until every scene keeps its contacts within 5 mm, issue 13 item 2): off."""
+    penetration_is_terminal: bool = False
+    """End a penetration episode as a termination instead of a truncation."""
+    obs_clip: float = 1.0e4
+    """Observations are clipped to [-obs_clip, obs_clip], the finite bounds of the observation space."""
+    randomize_mass_scale: tuple[float, float] | None = None
+    """At every reset, scale the world's body masses and inertias by U(low, high); None: off."""
+    randomize_friction_scale: tuple[float, float] | None = None
+    """At every reset, scale the world's shape friction coefficients by U(low, high); None: off."""
+    randomize_drive_gain_scale: tuple[float, float] | None = None
+    """At every reset, scale the world's drive stiffness and damping (``joint_target_ke/kd``) by U(low, high)."""
+    push_interval: float = 0.0
+    """Push the floating base every this many seconds of an episode [s]; 0: off."""
+    push_velocity: float = 0.0
+    """Largest horizontal velocity change of a push [m/s], U(-v, v) per axis."""
+    obs_noise_std: float | tuple[float, ...] = 0.0
+    """Standard deviation of Gaussian noise added to the observations: one value for every entry, or one per
+    entry of the observation vector (per term: give 0 where a term gets none); 0: off."""
+    action_delay_steps: int = 0
+    """Apply the action of this many control steps ago (zeros at an episode's start); 0: none."""
+
+    def __post_init__(self) -> None:
+        self.require_positive("obs_clip")
+        if not np.float32(self.obs_clip) >= 1.0:
+            raise ValueError(f"obs_clip: expected a number >= 1 (the observation bound), got {self.obs_clip!r}")
+        self.require_nonnegative("push_interval", "push_velocity", "action_delay_steps")
+        if self.penetration_limit is not None:
+            self.require_positive("penetration_limit")
+        noise = self.obs_noise_std
+        values = list(noise) if isinstance(noise, (tuple, list)) else [noise]
+        if (
+            not all(
+                isinstance(v, (int, float, np.integer, np.floating))
+                and not isinstance(v, (bool, np.bool_))
+                and math.isfinite(float(v))
+                and 0.0 <= float(v) <= _FLOAT32_MAX
+                for v in values
+            )
+            or not values
+        ):
+            raise ValueError(f"obs_noise_std: expected a number >= 0 or a sequence of them, got {noise!r}")
+        if not float(self.action_delay_steps).is_integer() or self.action_delay_steps > 64:
+            raise ValueError(f"action_delay_steps: expected an int in [0, 64], got {self.action_delay_steps!r}")
+        for name in ("randomize_mass_scale", "randomize_friction_scale", "randomize_drive_gain_scale"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            ok = isinstance(value, (tuple, list)) and len(value) == 2
+            low, high = (float(v) for v in value) if ok else (0.0, 0.0)
+            if not (ok and math.isfinite(low) and math.isfinite(high) and 0.0 < low <= high):
+                raise ValueError(f"{name}: expected None or (low, high) with 0 < low <= high, got {value!r}")
+
+    def require_positive(self, *names: str) -> None:
+        """Raise ValueError unless each named field is > 0 in float32 (what the kernels receive)."""
+        for name in names:
+            value = getattr(self, name)
+            if not np.float32(value) > 0.0:
+                raise ValueError(f"{name}: expected a number > 0 (in float32), got {value!r}")
+
+    def require_range(self, name: str, low: float, high: float) -> None:
+        """Raise ValueError unless the named field is in [low, high] (the range where the scene's physics holds)."""
+        value = getattr(self, name)
+        if not low <= np.float32(value) <= high:
+            raise ValueError(f"{name}: expected a number in [{low}, {high}], got {value!r}")
+
+    def require_nonnegative(self, *names: str) -> None:
+        """Raise ValueError unless each named field is >= 0."""
+        for name in names:
+            value = getattr(self, name)
+            if not np.float32(value) >= 0.0:
+                raise ValueError(f"{name}: expected a number >= 0, got {value!r}")
+
+
+@dataclass(frozen=True)
+class RewardTerm:
+    """A named reward term, as mjlab and Isaac Lab declare them: the task's kernel writes the term's *unweighted*
+    value, the core multiplies it by the weight, sums the terms into the reward and keeps per-name episode sums.
+
+    ``info["reward_<name>"]`` is the weighted value, and the reward is the float32 sum of those in declaration order.
+    """
+
+    name: str
+    """The term's name: ``info["reward_<name>"]`` and its episode sum in the statistics."""
+    weight: str | None = None
+    """The task-config field holding the weight (e.g. ``"ctrl_cost_weight"``), also settable by term name through the
+    env keyword ``reward_weights={name: value}``. None: weight 1, the kernel writes the final value (for a formula
+    that needs its weight inside, e.g. a clamp after weighting; the task's docstring says so)."""
+    cost: bool = False
+    """The kernel writes a cost (e.g. ``|a|^2``) and the core subtracts ``weight * cost``: a cost's weight is positive,
+    as Gymnasium names them (``ctrl_cost_weight``)."""
+
+
+@dataclass(frozen=True)
+class TerminationTerm:
+    """A named reason for a task to end an episode, as mjlab and Isaac Lab declare them: the task's kernel writes one
+    bool per world for it, and the core ORs the terms into ``terminated`` (or ``truncated`` for a time-out term),
+    reports each as ``info["<name>"]`` (num_envs,) bool and, for each ended episode, in ``info["episode"]["<name>"]``.
+
+    The core's own causes (``constraint_overflow``, ``nonfinite_state``, ``nonfinite_action`` and the time limit) are
+    added after the task's terms.
+    """
+
+    name: str
+    """The term's name, also its ``info`` key."""
+    time_out: bool = False
+    """True: the episode is cut, not ended by the MDP (``truncated``: a learner bootstraps its value); False: a
+    terminal state (``terminated``)."""
+
+
+RESERVED_INFO_KEYS = frozenset(
+    {
+        "constraint_overflow",
+        "nonfinite_state",
+        "nonfinite_action",
+        "penetration",
+        "episode",
+        "_episode",
+        "final_obs",
+        "_final_obs",
+    }
+)
+"""``info`` keys the core writes; a termination term must not take one of these names."""
+
+
+@dataclass(kw_only=True)
+class InitialStateSpec:
+    """Initial joint state of one world and its noise, as a scene declares it.
+
+    Arrays are per world: ``default_q`` / ``q_noise`` have one entry per joint coordinate, ``default_qd`` /
+    ``qd_noise`` one per DOF. Each reset draws ``q = default_q + q_noise * n`` and likewise for ``qd``,
+    with ``n ~ U(-1, 1)`` ("uniform") or ``N(0, 1)`` ("gaussian").
+    """
+
+    default_q: np.ndarray
+    default_qd: np.ndarray
+    q_noise: np.ndarray
+    qd_noise: np.ndarray
+    q_noise_kind: str = "uniform"
+    qd_noise_kind: str = "uniform"
+    quat_coord: int = -1
+    """World-local coordinate index of a free joint's quaternion (x, y, z, w), renormalized; -1: none."""
+
+
+NOISE_KINDS = {"uniform": 0, "gaussian": 1}
+
+
+def check_task_declarations(cls: type) -> None:
+    """Derive ``cls.reward_terms`` from ``cls.rewards`` (or ``rewards`` from bare names) and check the declaration;
+    run for every env class at its definition (``__init_subclass__``).
+
+    Raises:
+        TypeError: On a duplicate reward or termination name, a termination named like a core ``info`` key, or a
+            reward weight that is not a field of ``cls.config_cls``.
+    """
+    if "rewards" in cls.__dict__:
+        cls.reward_terms = tuple(t.name for t in cls.rewards)
+    elif "reward_terms" in cls.__dict__:
+        cls.rewards = tuple(RewardTerm(name) for name in cls.reward_terms)
+    names = [t.name for t in cls.rewards]
+    if len(set(names)) != len(names):
+        raise TypeError(f"{cls.__name__}.rewards: duplicate term names in {names}")
+    names = [t.name for t in cls.terminations]
+    if len(set(names)) != len(names) or RESERVED_INFO_KEYS & set(names):
+        raise TypeError(
+            f"{cls.__name__}.terminations: names must be unique and not one of the core's info keys "
+            f"{sorted(RESERVED_INFO_KEYS)}, got {names}"
+        )
+    fields = {f.name for f in dataclasses.fields(cls.config_cls)}
+    for term in cls.rewards:
+        if term.weight is not None and term.weight not in fields:
+            raise TypeError(
+                f"{cls.__name__}.rewards: the weight of {term.name!r}, {term.weight!r}, is not a field of "
+                f"{cls.config_cls.__name__}"
+            )
+
+
+def make_task_config(cls: type, overrides: Mapping[str, Any], env_keywords: str) -> TaskConfig:
+    """The config of env class ``cls`` (its ``config_cls``) from the user's keywords: the config fields and
+    ``reward_weights={term name: weight}``.
+
+    Raises:
+        TypeError: On a keyword that is neither a config field nor ``reward_weights`` (the message lists
+            ``env_keywords``, the env's own arguments, and the fields), or a non-mapping ``reward_weights``.
+        ValueError: On a value of the wrong type or out of range (the config's ``__post_init__``), an unknown reward
+            term or a weight given twice.
+    """
+    overrides = dict(overrides)
+    weights = overrides.pop("reward_weights", None)
+    if weights is not None:
+        _weights_by_term_name(cls, weights, overrides)
+    names = {f.name for f in dataclasses.fields(cls.config_cls)}
+    unknown = sorted(set(overrides) - names)
+    if unknown:
+        raise TypeError(
+            f"{cls.__name__}: unexpected keyword argument(s) {unknown}; the env takes {env_keywords}, reward_weights "
+            f"and the task config fields {sorted(names)}"
+        )
+    for f in dataclasses.fields(cls.config_cls):
+        if f.name in overrides:
+            _check_config_value(f, overrides[f.name])
+    return cls.config_cls(**overrides)
+
+
+def _weights_by_term_name(cls: type, weights: Any, overrides: dict[str, Any]) -> None:
+    """Move ``reward_weights={term name: weight}`` into ``overrides`` under each term's config field.
+
+    Raises:
+        TypeError: If ``weights`` is not a mapping.
+        ValueError: On an unknown term, a term without a weight field, or a weight also given by its field name.
+    """
+    if not isinstance(weights, Mapping):
+        raise TypeError(f"reward_weights: expected a mapping of reward term name -> weight, got {weights!r}")
+    terms = {t.name: t for t in cls.rewards}
+    for name, value in weights.items():
+        term = terms.get(name)
+        if term is None:
+            raise ValueError(f"reward_weights: {cls.__name__} has no reward term {name!r}; terms: {list(terms)}")
+        if term.weight is None:
+            raise ValueError(f"reward_weights: the term {name!r} has no weight field (its kernel writes it whole)")
+        if term.weight in overrides:
+            raise ValueError(f"reward_weights[{name!r}] and {term.weight}: the same weight given twice")
+        overrides[term.weight] = value
+
+
+def signed_reward_weights(rewards: tuple[RewardTerm, ...], weights: Mapping[str, float]) -> np.ndarray:
+    """(len(rewards),) float32 multipliers of the unweighted terms: the weight, negated for a cost."""
+    return np.array(
+        [(-1.0 if t.cost else 1.0) * np.float32(weights[t.name]) for t in rewards],
+        np.float32,
+    )
+
+
+def _check_config_value(field: dataclasses.Field, value: Any) -> None:
+    """Reject a config value whose type does not match the field's default (bool vs number, NaN, inf)."""
+    default = field.default
+    if value is None and "None" in str(field.type):
+        return
+    if isinstance(default, bool):
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{field.name}: expected a bool, got {value!r}")
+    elif isinstance(default, (int, float)):
+        if "tuple" in str(field.type) and isinstance(value, (tuple, list)):
+            return  # a per-entry sequence; the config's __post_init__ checks its values
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise ValueError(f"{field.name}: expected a number, got {value!r}")
+        if not math.isfinite(float(value)) or abs(float(value)) > _FLOAT32_MAX:
+            raise ValueError(f"{field.name}: expected a finite number within float32 range, got {value!r}")
+    elif isinstance(default, tuple) and not (isinstance(value, (tuple, list)) and len(value) == len(default)):
+        raise ValueError(f"{field.name}: expected a sequence of {len(default)} numbers, got {value!r}")
