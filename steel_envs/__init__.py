@@ -18,6 +18,7 @@ from .core import NewtonVectorEnv
 from .sharded import ShardedVectorEnv
 from .single_env import SteelSingleEnv
 from .solver_options import SteelSolverOptions, VBDSolverOptions
+from .spec import ObservationBlock
 from .tasks import ENV_IDS, register_task, registry, task_class
 from .vbd_env import VBDVectorEnv
 from .vector_env import InitialStateSpec, RewardTerm, SteelVectorEnv, TaskConfig, TerminationTerm
@@ -26,6 +27,7 @@ __all__ = [
     "ENV_IDS",
     "InitialStateSpec",
     "NewtonVectorEnv",
+    "ObservationBlock",
     "RewardTerm",
     "ShardedVectorEnv",
     "SteelSingleEnv",

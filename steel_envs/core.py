@@ -178,7 +178,7 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
             self._make_components()
             self._setup_scene()
             self._setup_task()
-            self.observations = ObservationPipeline(self, obs_mode)
+            self.obs_pipeline = ObservationPipeline(self, obs_mode)
         self._make_views()
         self._seeded = False
         # Warp and torch queue work on different CUDA streams; the graph component orders them at the boundaries.
@@ -270,12 +270,12 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
 
     def _make_views(self) -> None:
         """The spaces and the torch views the env returns (the same storage every step)."""
-        self.single_observation_space = self.observations.single_observation_space
+        self.single_observation_space = self.obs_pipeline.single_observation_space
         self.single_action_space = gym.spaces.Box(-1.0, 1.0, (self.action_dim,), np.float32)
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
         to, stats = wp.to_torch, self.stats
-        self._obs_t, self._final_obs_t = self.observations.obs_t, self.observations.final_obs_t
+        self._obs_t, self._final_obs_t = self.obs_pipeline.obs_t, self.obs_pipeline.final_obs_t
         self._reward_t = to(stats.reward)
         self._terminated_t, self._truncated_t = to(stats.terminated), to(stats.truncated)
         self._done_t = to(stats.done_mask)[: self.num_envs]
@@ -427,7 +427,7 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
         if self.autoreset_mode == AutoresetMode.SAME_STEP:
             # final_obs is copied every step (cheap, and the same bits whichever worlds ended); the reset and the
             # second observation pass run on the device only when a world ended.
-            self.observations.save_final()
+            self.obs_pipeline.save_final()
             self.graph.if_any(self.stats.any_done, self._reset_ended_worlds)
         elif self.autoreset_mode == AutoresetMode.NEXT_STEP:
             wp.copy(self._next_step_mask, self.stats.done_mask)
@@ -501,7 +501,7 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
         """Release the captured graphs and the cameras, and drop the references to Newton objects, so their device
         memory is freed now rather than at a later garbage collection (a camera refers back to the env)."""
         self._renderer = None
-        self.observations.camera = None
+        self.obs_pipeline.camera = None
         self.graph.release()
         self.solver = None
         self.collision_pipeline = None
@@ -561,8 +561,8 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
     def _observe(self, redraw: wp.array | None = None) -> None:
         """Observations of every world (the task's kernel, then the pipeline's noise, clip and camera); noise is
         drawn anew for the worlds in ``redraw`` ((num_envs + 1,) bool; None: every world)."""
-        self._compute_observations(self.observations.obs)
-        self.observations.process(redraw, self._no_world)
+        self._compute_observations(self.obs_pipeline.obs)
+        self.obs_pipeline.process(redraw, self._no_world)
 
     def _check_open(self) -> None:
         if self.closed:

@@ -21,7 +21,7 @@ import newton
 import warp as wp
 
 from . import kernels
-from .spec import InitialStateSpec, RewardTerm, TaskConfig, TerminationTerm
+from .spec import InitialStateSpec, ObservationBlock, RewardTerm, TaskConfig, TerminationTerm, observation_layout
 
 if TYPE_CHECKING:
     from .backends import SolverBackend
@@ -126,6 +126,9 @@ class TaskHooks:
     terminations: ClassVar[tuple[TerminationTerm, ...]] = ()
     """The task's termination terms (see :class:`steel_envs.TerminationTerm`), written by
     :meth:`_compute_termination_terms`. A task without any ends episodes only by the core's causes."""
+    observations: ClassVar[tuple[ObservationBlock, ...]] = ()
+    """The observation vector's blocks, in order (see :class:`steel_envs.ObservationBlock`), for a task whose layout
+    does not depend on its config."""
     default_max_episode_steps: ClassVar[int] = 1000
     """Time limit [control steps] when the user gives none (``max_episode_steps``); also Gymnasium's ``TimeLimit``."""
     requested_observables: ClassVar[tuple[str, ...]] = ()
@@ -137,10 +140,27 @@ class TaskHooks:
         term's weighted value is ``-weight * cost``."""
         return {t.name: float(getattr(self.config, t.weight)) if t.weight else 1.0 for t in self.rewards}
 
+    def observation_blocks(self) -> tuple[ObservationBlock, ...]:
+        """The observation vector's named blocks, in order; the task's kernel writes them at the offsets
+        :attr:`observation_layout` gives. By default ``observations``; a task whose blocks depend on its config
+        overrides this.
+
+        Raises:
+            NotImplementedError: If the task declares neither.
+        """
+        if not self.observations:
+            raise NotImplementedError(f"{type(self).__name__}: declare observations or override observation_blocks")
+        return self.observations
+
     @property
     def observation_dim(self) -> int:
-        """Observation size per world."""
-        raise NotImplementedError
+        """Observation size per world: the sum of the blocks' sizes."""
+        return sum(block.size for block in self.observation_blocks())
+
+    @property
+    def observation_layout(self) -> dict[str, slice]:
+        """Each observation block's entries by name, e.g. ``obs[:, env.observation_layout["joint_pos"]]``."""
+        return observation_layout(self.observation_blocks())
 
     def _setup_task(self) -> None:
         """Allocate the task's buffers (at construction); the model, solver and core buffers exist."""

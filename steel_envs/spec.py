@@ -17,11 +17,14 @@ import numpy as np
 __all__ = [
     "RESERVED_INFO_KEYS",
     "InitialStateSpec",
+    "ObservationBlock",
     "RewardTerm",
     "TaskConfig",
     "TerminationTerm",
     "check_task_declarations",
     "make_task_config",
+    "observation_layout",
+    "observation_table",
     "signed_reward_weights",
 ]
 
@@ -182,6 +185,52 @@ class InitialStateSpec:
 
 
 NOISE_KINDS = {"uniform": 0, "gaussian": 1}
+
+
+@dataclass(frozen=True)
+class ObservationBlock:
+    """A named, contiguous block of a task's observation vector, as mjlab and Isaac Lab declare observation terms.
+
+    A task lists its blocks in order (:meth:`steel_envs.hooks.TaskHooks.observation_blocks`); the list gives the
+    observation size, each block's offsets (``env.observation_layout``) and the docstring's observation table
+    (:func:`observation_table`, checked by ``tests/test_api.py``).
+    """
+
+    name: str
+    """Short key of the block in ``env.observation_layout`` (e.g. ``"joint_pos"``)."""
+    size: int
+    """Number of float32 entries."""
+    description: str
+    """What the entries are, as the docstring's table says it."""
+    unit: str
+    """Unit of the entries (``1`` for dimensionless)."""
+
+
+def observation_table(blocks: tuple[ObservationBlock, ...]) -> str:
+    """The docstring's observation table of ``blocks``: ``| index | observation | unit |`` rows, an index range
+    (``5-12``) for a block of more than one entry."""
+    rows, start = ["| index | observation | unit |", "|---|---|---|"], 0
+    for block in blocks:
+        end = start + block.size - 1
+        index = str(start) if end == start else f"{start}-{end}"
+        rows.append(f"| {index} | {block.description} | {block.unit} |")
+        start = end + 1
+    return "\n".join(rows)
+
+
+def observation_layout(blocks: tuple[ObservationBlock, ...]) -> dict[str, slice]:
+    """Each block's entries in the observation vector, by name.
+
+    Raises:
+        ValueError: On a duplicate name or a block of size < 1.
+    """
+    layout, start = {}, 0
+    for block in blocks:
+        if block.name in layout or block.size < 1:
+            raise ValueError(f"observation blocks: duplicate name or empty block {block.name!r}")
+        layout[block.name] = slice(start, start + block.size)
+        start += block.size
+    return layout
 
 
 def check_task_declarations(cls: type) -> None:

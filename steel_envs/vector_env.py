@@ -14,10 +14,11 @@ from .arguments import check_actions, check_reset_mask, throughput_kwargs
 from .backends import SteelBackend
 from .core import NewtonVectorEnv
 from .solver_options import SteelSolverOptions
-from .spec import InitialStateSpec, RewardTerm, TaskConfig, TerminationTerm
+from .spec import InitialStateSpec, ObservationBlock, RewardTerm, TaskConfig, TerminationTerm
 
 __all__ = [
     "InitialStateSpec",
+    "ObservationBlock",
     "RewardTerm",
     "SteelVectorEnv",
     "TaskConfig",

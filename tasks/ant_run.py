@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import warp as wp
-from steel_envs.envs.ant import HINGE_NAMES, ROOT_COORDS, ROOT_DOFS, AntScene, AntSceneConfig
+from steel_envs.envs.ant import HINGE_NAMES, AntScene, AntSceneConfig
 from steel_envs.tasks import register_task
 from steel_envs.tasks.locomotion import action_sq_norm, healthy_z_terminations, world_wrench_sq_norm
 
-from steel_envs.vector_env import RewardTerm, TerminationTerm
+from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
 
 __all__ = ["AntRunConfig", "AntRunEnv", "AntRunSingleEnv"]
 
@@ -186,12 +186,31 @@ class AntRunEnv(AntScene):
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
     requested_observables = ("contact_f",)
 
-    @property
-    def observation_dim(self) -> int:
-        c = self.config
-        coords = ROOT_COORDS + len(HINGE_NAMES) - (2 if c.exclude_current_positions_from_observation else 0)
-        wrench = 6 * self.bodies_per_world if c.include_cfrc_ext_in_observation else 0
-        return coords + ROOT_DOFS + len(HINGE_NAMES) + wrench
+    def observation_blocks(self) -> tuple[ObservationBlock, ...]:
+        c, hinges, bodies = self.config, len(HINGE_NAMES), self.bodies_per_world
+        xy = (
+            ()
+            if c.exclude_current_positions_from_observation
+            else (ObservationBlock("torso_xy", 2, "torso x, y", "m"),)
+        )
+        wrench = (
+            ObservationBlock(
+                "contact_wrench",
+                6 * bodies,
+                f"contact wrench of each of the {bodies} bodies (force; torque about the COM), clipped to [-1, 1]",
+                "N, N m",
+            ),
+        )
+        return (
+            *xy,
+            ObservationBlock("torso_z", 1, "torso z", "m"),
+            ObservationBlock("torso_quat", 4, "torso orientation quaternion (x, y, z, w)", "1"),
+            ObservationBlock("joint_pos", hinges, "hinge angles (action order)", "rad"),
+            ObservationBlock("torso_lin_vel", 3, "torso centre-of-mass velocity, world frame", "m/s"),
+            ObservationBlock("torso_ang_vel", 3, "torso angular velocity, world frame", "rad/s"),
+            ObservationBlock("joint_vel", hinges, "hinge angular velocities", "rad/s"),
+            *(wrench if c.include_cfrc_ext_in_observation else ()),
+        )
 
     def _setup_task(self) -> None:
         self._x_before = wp.zeros(self.num_envs, dtype=wp.float32)

@@ -9,7 +9,7 @@ import warp as wp
 from steel_envs.envs.cartpole import CartpoleScene, CartpoleSceneConfig
 from steel_envs.tasks import register_task
 
-from steel_envs.vector_env import RewardTerm, TerminationTerm
+from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
 
 __all__ = ["CartpoleBalanceConfig", "CartpoleBalanceEnv", "CartpoleBalanceSingleEnv"]
 
@@ -117,16 +117,12 @@ class CartpoleBalanceEnv(CartpoleScene):
         "target_return": 475.0,
     }
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
-    observation_terms = (
-        ("cart position", "m"),
-        ("cart velocity", "m/s"),
-        ("pole angle", "rad"),
-        ("pole angular velocity", "rad/s"),
+    observations = (
+        ObservationBlock("cart_pos", 1, "cart position x", "m"),
+        ObservationBlock("cart_vel", 1, "cart velocity", "m/s"),
+        ObservationBlock("pole_angle", 1, "pole angle from upright, wrapped to [-pi, pi]", "rad"),
+        ObservationBlock("pole_ang_vel", 1, "pole angular velocity", "rad/s"),
     )
-
-    @property
-    def observation_dim(self) -> int:
-        return len(self.observation_terms)
 
     def _compute_observations(self, obs: wp.array) -> None:
         m = self.model

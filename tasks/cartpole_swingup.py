@@ -13,7 +13,7 @@ from steel_envs.tasks import register_task
 
 from steel_envs import kernels
 from steel_envs.solver_options import SteelSolverOptions
-from steel_envs.vector_env import RewardTerm
+from steel_envs.vector_env import ObservationBlock, RewardTerm
 
 __all__ = ["CartpoleSwingupConfig", "CartpoleSwingupEnv", "CartpoleSwingupSingleEnv", "scripted_policy"]
 
@@ -134,12 +134,12 @@ class CartpoleSwingupEnv(CartpoleScene):
     config: CartpoleSwingupConfig
     rewards = (RewardTerm("smooth_upright"),)  # a product of factors in [0, 1], no weight
     default_max_episode_steps = 500
-    observation_terms = (
-        ("cart position", "m"),
-        ("cart velocity", "m/s"),
-        ("cosine of the pole angle", "1"),
-        ("sine of the pole angle", "1"),
-        ("pole angular velocity", "rad/s"),
+    observations = (
+        ObservationBlock("cart_pos", 1, "cart position x", "m"),
+        ObservationBlock("cart_vel", 1, "cart velocity", "m/s"),
+        ObservationBlock("pole_cos", 1, "cosine of the pole angle", "1"),
+        ObservationBlock("pole_sin", 1, "sine of the pole angle", "1"),
+        ObservationBlock("pole_ang_vel", 1, "pole angular velocity", "rad/s"),
     )
     train_defaults: ClassVar[dict] = {
         "num_envs": 256,
@@ -161,10 +161,6 @@ class CartpoleSwingupEnv(CartpoleScene):
     def rail_limit(self) -> float:
         """``cart_position_limit`` [m]: the rail joint's limits (see Episode end)."""
         return float(self.config.cart_position_limit)
-
-    @property
-    def observation_dim(self) -> int:
-        return len(self.observation_terms)
 
     def _compute_observations(self, obs: wp.array) -> None:
         m = self.model

@@ -12,7 +12,7 @@ from steel_envs.envs.cloth import PARTICLE_RADIUS, ClothScene, ClothSceneConfig
 from steel_envs.tasks import register_task
 
 from steel_envs import kernels
-from steel_envs.vector_env import RewardTerm
+from steel_envs.vector_env import ObservationBlock, RewardTerm
 
 __all__ = ["ClothFoldConfig", "ClothFoldEnv", "ClothFoldSingleEnv", "scripted_policy"]
 
@@ -152,10 +152,21 @@ class ClothFoldEnv(ClothScene):
     train_defaults: ClassVar[dict] = {"num_envs": 64, "num_steps_per_env": 25, "max_iterations": 300}
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
 
-    @property
-    def observation_dim(self) -> int:
-        k = int(self.config.cloth_cells) // int(self.config.observation_stride) + 1
-        return 3 + 3 * k * k + 6
+    def observation_blocks(self) -> tuple[ObservationBlock, ...]:
+        stride = int(self.config.observation_stride)
+        k = int(self.config.cloth_cells) // stride + 1
+        nth = {1: "", 2: "2nd ", 3: "3rd "}.get(stride, f"{stride}th ")
+        every = f"every {nth}row and column"
+        return (
+            ObservationBlock("cloth_centre", 3, "cloth centre (mean position of all particles)", "m"),
+            ObservationBlock(
+                "particles",
+                3 * k * k,
+                f"positions relative to the cloth centre of the {k * k} particles on {every}, row by row",
+                "m",
+            ),
+            ObservationBlock("corner_commands", 6, "commanded velocities of the two grasped corners", "m/s"),
+        )
 
     def _setup_task(self) -> None:
         n = int(self.config.cloth_cells)

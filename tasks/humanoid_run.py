@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import warp as wp
-from steel_envs.envs.humanoid import ACTUATED, ROOT_COORDS, ROOT_DOFS, HumanoidScene, HumanoidSceneConfig
+from steel_envs.envs.humanoid import ACTUATED, HumanoidScene, HumanoidSceneConfig
 from steel_envs.tasks import register_task
 from steel_envs.tasks.locomotion import action_sq_norm, healthy_z_terminations, world_wrench_sq_norm
 
-from steel_envs.vector_env import RewardTerm, TerminationTerm
+from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
 
 __all__ = ["HumanoidRunConfig", "HumanoidRunEnv", "HumanoidRunSingleEnv"]
 
@@ -205,11 +205,29 @@ class HumanoidRunEnv(HumanoidScene):
     }
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
 
-    @property
-    def observation_dim(self) -> int:
-        coords = ROOT_COORDS + len(ACTUATED) - 2
-        dofs = ROOT_DOFS + len(ACTUATED)
-        return coords + dofs + 6 * self.bodies_per_world + len(ACTUATED) + 6 * self.bodies_per_world
+    def observation_blocks(self) -> tuple[ObservationBlock, ...]:
+        hinges, bodies = len(ACTUATED), self.bodies_per_world
+        return (
+            ObservationBlock("torso_z", 1, "torso z", "m"),
+            ObservationBlock("torso_quat", 4, "torso orientation quaternion (x, y, z, w)", "1"),
+            ObservationBlock("joint_pos", hinges, "hinge angles (action order)", "rad"),
+            ObservationBlock("torso_lin_vel", 3, "torso centre-of-mass velocity, world frame", "m/s"),
+            ObservationBlock("torso_ang_vel", 3, "torso angular velocity, world frame", "rad/s"),
+            ObservationBlock("joint_vel", hinges, "hinge angular velocities", "rad/s"),
+            ObservationBlock(
+                "body_vel",
+                6 * bodies,
+                f"velocity of each of the {bodies} bodies (COM linear, angular; world frame)",
+                "m/s, rad/s",
+            ),
+            ObservationBlock("joint_torque", hinges, "applied hinge torques", "N m"),
+            ObservationBlock(
+                "contact_wrench",
+                6 * bodies,
+                f"contact wrench of each of the {bodies} bodies (force; torque about the COM)",
+                "N, N m",
+            ),
+        )
 
     def _setup_task(self) -> None:
         self._x_before = wp.zeros(self.num_envs, dtype=wp.float32)

@@ -11,7 +11,7 @@ from steel_envs.envs.push import CUBE_HALF, FINGER_RADIUS, PushScene, PushSceneC
 from steel_envs.tasks import register_task
 from steel_envs.tasks.goals import PushGoalConfig, draw_goal
 
-from steel_envs.vector_env import RewardTerm
+from steel_envs.vector_env import ObservationBlock, RewardTerm
 
 __all__ = ["PushCubeConfig", "PushCubeEnv", "PushCubeSingleEnv", "scripted_policy"]
 
@@ -163,7 +163,15 @@ class PushCubeEnv(PushScene):
         RewardTerm("success", weight="success_bonus"),
     )
     default_max_episode_steps = 250
-    observation_dim = 18
+    observations = (
+        ObservationBlock("finger_pos", 2, "finger position x, y", "m"),
+        ObservationBlock("finger_vel", 2, "finger velocity x, y", "m/s"),
+        ObservationBlock("cube_pos", 3, "cube position", "m"),
+        ObservationBlock("cube_quat", 4, "cube orientation quaternion (x, y, z, w)", "1"),
+        ObservationBlock("cube_vel", 3, "cube velocity", "m/s"),
+        ObservationBlock("goal", 2, "goal x, y", "m"),
+        ObservationBlock("cube_to_goal", 2, "cube minus goal, x and y", "m"),
+    )
     train_defaults: ClassVar[dict] = {"num_envs": 128, "num_steps_per_env": 32, "max_iterations": 500}
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
 

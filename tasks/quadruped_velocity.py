@@ -19,7 +19,7 @@ from steel_envs.envs.quadruped import (
 )
 from steel_envs.tasks import register_task
 
-from steel_envs.vector_env import RewardTerm, TerminationTerm
+from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
 
 __all__ = ["QuadrupedVelocityConfig", "QuadrupedVelocityEnv", "QuadrupedVelocitySingleEnv"]
 
@@ -317,9 +317,20 @@ class QuadrupedVelocityEnv(QuadrupedScene):
     }
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
 
-    @property
-    def observation_dim(self) -> int:
-        return 12 + 3 * len(JOINTS) + len(FEET)
+    def observation_blocks(self) -> tuple[ObservationBlock, ...]:
+        joints = len(JOINTS)
+        return (
+            ObservationBlock("base_lin_vel", 3, "base linear velocity, base frame", "m/s"),
+            ObservationBlock("base_ang_vel", 3, "base angular velocity, base frame", "rad/s"),
+            ObservationBlock("projected_gravity", 3, "gravity direction in the base frame", "1"),
+            ObservationBlock("command", 3, "command (vx, vy, yaw rate)", "m/s, rad/s"),
+            ObservationBlock("joint_pos", joints, "joint angles minus the standing pose", "rad"),
+            ObservationBlock("joint_vel", joints, "joint velocities", "rad/s"),
+            ObservationBlock("last_action", joints, "the last applied actions (0 after a reset)", "1"),
+            ObservationBlock(
+                "foot_contact_force", len(FEET), "foot contact force magnitudes (Steel's ``contact_f``)", "N"
+            ),
+        )
 
     def _setup_task(self) -> None:
         n = self.num_envs

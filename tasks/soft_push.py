@@ -12,7 +12,7 @@ from steel_envs.envs.soft import PARTICLE_RADIUS, PUSHER_HALF, SoftScene, SoftSc
 from steel_envs.tasks import register_task
 from steel_envs.tasks.goals import PushGoalConfig, draw_goal
 
-from steel_envs.vector_env import RewardTerm
+from steel_envs.vector_env import ObservationBlock, RewardTerm
 
 __all__ = ["SoftPushConfig", "SoftPushEnv", "SoftPushSingleEnv", "green_strain_norm", "scripted_policy"]
 
@@ -225,7 +225,15 @@ class SoftPushEnv(SoftScene):
         RewardTerm("success", weight="success_bonus"),
     )
     default_max_episode_steps = 200
-    observation_dim = 38
+    observations = (
+        ObservationBlock("pusher_pos", 2, "pusher position x, y", "m"),
+        ObservationBlock("pusher_vel", 2, "pusher velocity x, y", "m/s"),
+        ObservationBlock("block_com", 3, "block centre of mass", "m"),
+        ObservationBlock("block_vel", 3, "block mean velocity", "m/s"),
+        ObservationBlock("goal", 2, "goal x, y", "m"),
+        ObservationBlock("block_to_goal", 2, "block centre minus goal, x and y", "m"),
+        ObservationBlock("block_corners", 24, "the block's 8 corner particles relative to its centre of mass", "m"),
+    )
     train_defaults: ClassVar[dict] = {"num_envs": 64, "num_steps_per_env": 32, "max_iterations": 300}
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
 

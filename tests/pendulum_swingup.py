@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import warp as wp
 from pendulum_scene import PendulumScene, PendulumSceneConfig
 
-from steel_envs import RewardTerm, kernels, register_task
+from steel_envs import ObservationBlock, RewardTerm, kernels, register_task
 
 
 @dataclass(kw_only=True)
@@ -93,15 +93,11 @@ class PendulumSwingupEnv(PendulumScene):
         RewardTerm("torque", weight="torque_cost_weight", cost=True),
     )
     default_max_episode_steps = 200
-    observation_terms = (
-        ("cosine of the angle", "1"),
-        ("sine of the angle", "1"),
-        ("angular velocity", "rad/s"),
+    observations = (
+        ObservationBlock("cos", 1, "cosine of the angle from upright", "1"),
+        ObservationBlock("sin", 1, "sine of the angle from upright", "1"),
+        ObservationBlock("ang_vel", 1, "angular velocity", "rad/s"),
     )
-
-    @property
-    def observation_dim(self) -> int:
-        return len(self.observation_terms)
 
     def _compute_observations(self, obs: wp.array) -> None:
         m = self.model

@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+import warp as wp
 from conftest import ANT, CARTPOLE, TASK_IDS, make, random_actions
 from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
@@ -88,7 +89,7 @@ def test_views_share_memory_with_the_warp_buffers(cartpole):
     # The cart position observation is joint_q of each world's rail: same values, no copy.
     q = cartpole.state_0.joint_q.numpy().reshape(cartpole.num_envs, 2)
     np.testing.assert_array_equal(obs[:, 0].numpy(), q[:, 0])
-    assert obs.data_ptr() == cartpole.observations.obs.ptr
+    assert obs.data_ptr() == cartpole.obs_pipeline.obs.ptr
 
 
 @pytest.mark.parametrize("env_id", TASK_IDS)
@@ -265,20 +266,37 @@ def test_reset_with_a_new_seed_changes_initial_states(cartpole):
 
 
 @pytest.mark.parametrize("env_id", TASK_IDS)
-def test_observation_table_matches_the_term_list_or_the_dimension(env_id):
-    cls = steel_envs.task_class(env_id)
-    section = cls.__doc__.split("## Observation space")[1].split("\n\n    ##")[0]
-    rows = re.findall(r"^\s*\| (\d+)(?:-(\d+))? \| ([^|]+) \|", section, re.M)
-    if hasattr(cls, "observation_terms"):
-        assert [int(i) for i, _, _ in rows] == list(range(len(cls.observation_terms)))
-        for (_, _, text), (name, _) in zip(rows, cls.observation_terms, strict=True):
-            assert name.split()[-1] in text
-    else:  # index ranges: contiguous from 0 to the default observation size
-        spans = [(int(a), int(b or a)) for a, b, _ in rows]
-        assert spans[0][0] == 0
-        for (_, end), (start, _) in itertools.pairwise(spans):
-            assert start == end + 1
-        assert spans[-1][1] == make(env_id, 1).observation_dim - 1
+def test_the_observation_table_is_the_declared_layout(env_id):
+    """The docstring's observation table (default config) is the one the declared blocks give, row for row, and the
+    blocks tile the observation vector: sizes sum to the space's size, offsets are contiguous."""
+    env = make(env_id, 1)
+    section = type(env).__doc__.split("## Observation space")[1].split("\n\n    ##")[0]
+    documented = [line.strip() for line in section.splitlines() if line.strip().startswith("|")]
+    assert documented == steel_envs.spec.observation_table(env.observation_blocks()).splitlines()
+    layout = list(env.observation_layout.values())
+    assert layout[0].start == 0 and layout[-1].stop == env.observation_dim == env.single_observation_space.shape[0]
+    assert all(a.stop == b.start for a, b in itertools.pairwise(layout))
+
+
+@pytest.mark.parametrize("env_id", TASK_IDS)
+def test_the_task_writes_every_declared_entry(env_id):
+    """The task's kernel writes every entry of the declared layout: a buffer of NaN comes back finite."""
+    env = make(env_id, 2)
+    obs = wp.full((2, env.observation_dim), float("nan"), dtype=wp.float32, device="cpu")
+    env._compute_observations(obs)
+    assert np.isfinite(obs.numpy()).all()
+
+
+def test_observation_layout_names_ant_blocks_and_follows_the_config():
+    env = make(ANT, 1, seed=0)
+    obs, _ = env.reset(seed=0)
+    z = env.state_0.body_q.numpy()[0, 2]
+    assert obs[0, env.observation_layout["torso_z"]].item() == pytest.approx(z, abs=1e-6)
+    bare = make(ANT, 1, include_cfrc_ext_in_observation=False, exclude_current_positions_from_observation=False)
+    assert (
+        list(bare.observation_layout)[:2] == ["torso_xy", "torso_z"] and "contact_wrench" not in bare.observation_layout
+    )
+    assert bare.observation_dim == 29
 
 
 @pytest.mark.parametrize("env_id", TASK_IDS)

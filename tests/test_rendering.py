@@ -123,4 +123,4 @@ def test_close_frees_the_env_without_a_garbage_collection(kwargs):
 
 def test_pixel_observations_allocate_no_unused_image():
     env = make(CARTPOLE, 2, obs_mode="rgb", render_size=(8, 6))
-    assert env.observations.camera.color is None  # the sensor writes into the observation images only
+    assert env.obs_pipeline.camera.color is None  # the sensor writes into the observation images only
