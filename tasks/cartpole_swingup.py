@@ -11,7 +11,6 @@ import warp as wp
 from steel_envs.envs.cartpole import POLE_HALF_LENGTH, POLE_MASS, CartpoleScene, CartpoleSceneConfig
 from steel_envs.tasks import register_task
 
-from steel_envs import kernels
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.vector_env import ObservationBlock, RewardTerm
 
@@ -169,9 +168,6 @@ class CartpoleSwingupEnv(CartpoleScene):
             inputs=[m.joint_coord_world_start, m.joint_dof_world_start, self.state_0.joint_q, self.state_0.joint_qd],
             outputs=[obs],
         )
-
-    def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
-        self.launch_per_world(kernels.no_task_terminations, inputs=[], outputs=[terminated, truncated])
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:
         m, c = self.model, self.config

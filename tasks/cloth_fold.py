@@ -11,7 +11,6 @@ import warp as wp
 from steel_envs.envs.cloth import PARTICLE_RADIUS, ClothScene, ClothSceneConfig
 from steel_envs.tasks import register_task
 
-from steel_envs import kernels
 from steel_envs.vector_env import ObservationBlock, RewardTerm
 
 __all__ = ["ClothFoldConfig", "ClothFoldEnv", "ClothFoldSingleEnv", "scripted_policy"]
@@ -196,9 +195,6 @@ class ClothFoldEnv(ClothScene):
             ],
             outputs=[obs],
         )
-
-    def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
-        self.launch_per_world(kernels.no_task_terminations, inputs=[], outputs=[terminated, truncated])
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:
         c = self.config

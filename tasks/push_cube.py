@@ -11,7 +11,7 @@ from steel_envs.envs.push import CUBE_HALF, FINGER_RADIUS, PushScene, PushSceneC
 from steel_envs.tasks import register_task
 from steel_envs.tasks.goals import PushGoalConfig, draw_goal
 
-from steel_envs.vector_env import ObservationBlock, RewardTerm
+from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
 
 __all__ = ["PushCubeConfig", "PushCubeEnv", "PushCubeSingleEnv", "scripted_policy"]
 
@@ -88,14 +88,12 @@ def _terminations(
     goals: wp.array2d[wp.float32],
     radius: wp.float32,
     success: wp.array[wp.bool],
-    terminated: wp.array[wp.bool],
-    truncated: wp.array[wp.bool],
+    flags: wp.array2d[wp.bool],
 ):
     w = wp.tid()
     done = _cube_goal_distance(body_q, body_world_start[w] + CUBE_BODY, goals, w) < radius
     success[w] = done
-    terminated[w] = done
-    truncated[w] = False
+    flags[0, w] = done
 
 
 @wp.kernel(enable_backward=False)
@@ -151,12 +149,13 @@ class PushCubeEnv(PushScene):
     while within 3 success radii of the cube.
 
     ## Episode end
-    Terminated on success (``info["success"]``) or a non-finite state; truncated after 250 steps (10 s) or on a
-    constraint overflow.
+    Terminated on success (term ``goal_reached``, also ``info["success"]``) or a non-finite state; truncated after
+    250 steps (10 s) or on a constraint overflow.
     """
 
     config_cls = PushCubeConfig
     config: PushCubeConfig
+    terminations = (TerminationTerm("goal_reached"),)
     rewards = (
         RewardTerm("reach", weight="reach_weight", cost=True),
         RewardTerm("push", weight="push_weight", cost=True),
@@ -199,11 +198,11 @@ class PushCubeEnv(PushScene):
             _observe, inputs=[self.model.body_world_start, s.body_q, s.body_qd, self._goals], outputs=[obs]
         )
 
-    def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
+    def _compute_termination_terms(self, flags: wp.array) -> None:
         self.launch_per_world(
             _terminations,
             inputs=[self.model.body_world_start, self.state_0.body_q, self._goals, float(self.config.success_radius)],
-            outputs=[self._success, terminated, truncated],
+            outputs=[self._success, flags],
         )
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:

@@ -12,7 +12,7 @@ from steel_envs.envs.soft import PARTICLE_RADIUS, PUSHER_HALF, SoftScene, SoftSc
 from steel_envs.tasks import register_task
 from steel_envs.tasks.goals import PushGoalConfig, draw_goal
 
-from steel_envs.vector_env import ObservationBlock, RewardTerm
+from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
 
 __all__ = ["SoftPushConfig", "SoftPushEnv", "SoftPushSingleEnv", "green_strain_norm", "scripted_policy"]
 
@@ -126,15 +126,13 @@ def _terminations(
     goals: wp.array2d[wp.float32],
     radius: wp.float32,
     success: wp.array[wp.bool],
-    terminated: wp.array[wp.bool],
-    truncated: wp.array[wp.bool],
+    flags: wp.array2d[wp.bool],
 ):
     w = wp.tid()
     com = _block_com(particle_world_start, particle_q, w)
     done = _planar_distance(com, goals[w, 0], goals[w, 1]) < radius
     success[w] = done
-    terminated[w] = done
-    truncated[w] = False
+    flags[0, w] = done
 
 
 @wp.kernel(enable_backward=False)
@@ -212,12 +210,13 @@ class SoftPushEnv(SoftScene):
     U(-0.3, 0.3)^2 m, redrawn (up to 16 times) while within 3 success radii of the block.
 
     ## Episode end
-    Terminated on success or a non-finite state; truncated after 200 steps (10 s) or on a contact-buffer
-    overflow (``info["constraint_overflow"]``).
+    Terminated on success (term ``goal_reached``, also ``info["success"]``) or a non-finite state; truncated after
+    200 steps (10 s) or on a contact-buffer overflow (``info["constraint_overflow"]``).
     """
 
     config_cls = SoftPushConfig
     config: SoftPushConfig
+    terminations = (TerminationTerm("goal_reached"),)
     rewards = (
         RewardTerm("reach", weight="reach_weight", cost=True),
         RewardTerm("push", weight="push_weight", cost=True),
@@ -283,7 +282,7 @@ class SoftPushEnv(SoftScene):
             outputs=[obs],
         )
 
-    def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
+    def _compute_termination_terms(self, flags: wp.array) -> None:
         self.launch_per_world(
             _terminations,
             inputs=[
@@ -292,7 +291,7 @@ class SoftPushEnv(SoftScene):
                 self._goals,
                 float(self.config.success_radius),
             ],
-            outputs=[self._success, terminated, truncated],
+            outputs=[self._success, flags],
         )
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:
