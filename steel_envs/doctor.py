@@ -46,7 +46,11 @@ The checks (thresholds are the module constants, each with its source):
 - ``non-finite events``: world-steps with ``info["nonfinite_state"]`` or ``info["nonfinite_action"]``.
 - ``world-count independence``: the env's last world (index ``num_envs - 1``) under the random actions against a
   1-world env of the same ID started as that world (``world_offset=num_envs - 1``, same seed and actions): every
-  state must be bitwise equal (README, "The contract"). On SolverVBD scenes a difference warns and reports its size.
+  state must be bitwise equal (README, "The contract"). On SolverVBD scenes a difference up to
+  :data:`VBD_WORLD_COUNT_BOUND` of position (joint, body or particle) warns and reports its size; a larger one fails.
+  (With particle self-contact, SolverVBD's contact lists of a world depend on the other worlds' particles, which
+  changes the order of its float sums: ClothFold's world 3 of 4 left its 1-world twin after 41 of 50 random steps,
+  by 1.9e-5 m; SoftPush, without self-contact, stays bitwise.)
 
 A failing check is a line, not an exception: :attr:`DoctorReport.failed`, and the CLI's exit status 1.
 """
@@ -76,6 +80,7 @@ __all__ = [
     "PRISMATIC_OVERSHOOT_TOL",
     "RATE_TOL",
     "REVOLUTE_OVERSHOOT_TOL",
+    "VBD_WORLD_COUNT_BOUND",
     "DoctorLine",
     "DoctorReport",
     "doctor",
@@ -113,6 +118,11 @@ _SINK = "bodies sink into the ground: more iterations, a smaller physics dt, or 
 _START = "the initial states put bodies into the ground: raise the start height or bound the reset noise"
 
 Status = Literal["pass", "warn", "fail", "n/a"]
+
+
+VBD_WORLD_COUNT_BOUND = 1.0e-3
+"""Largest position difference [m or rad] between a SolverVBD world and its 1-world twin that the world-count line
+accepts (as a warning); measured on ClothFold, 4 worlds, 50 random steps: 1.9e-5 m."""
 
 
 @dataclass
@@ -967,7 +977,7 @@ class _Probe:
         self, report: DoctorReport, twin: list[list[tuple[str, np.ndarray]]] | None, check: bool
     ) -> DoctorLine:
         name = "world-count independence"
-        threshold = "bitwise" + (" (VBD: warn)" if self.vbd else "")
+        threshold = "bitwise" + (f" (VBD: warn up to {VBD_WORLD_COUNT_BOUND * 1e3:g} mm)" if self.vbd else "")
         if twin is None:
             why = "1 world: nothing to compare" if report.num_envs == 1 else "not checked (check_world_count=False)"
             return DoctorLine(name, "n/a", "-", threshold, why)
@@ -987,14 +997,15 @@ class _Probe:
         if self.vbd:
             advice = (
                 "SolverVBD: a world's contact lists can depend on the other worlds' particles (self-contact over all "
-                "worlds' particles); the bound above is what held here"
+                "worlds' particles), which changes the order of its float sums; the bound above is what held here"
             )
         else:
             advice = (
                 "keep collision_options deterministic=True (collision_defaults); a global overflow ends every world"
             )
         position = max(deviation.get(k, 0.0) for k in ("joint_q", "body_q", "particle_q"))
-        return DoctorLine(name, "warn" if self.vbd else "fail", "differs", threshold, detail, advice, position)
+        status = "warn" if self.vbd and position <= VBD_WORLD_COUNT_BOUND else "fail"
+        return DoctorLine(name, status, "differs", threshold, detail, advice, position)
 
 
 def run_cli(args: argparse.Namespace) -> int:

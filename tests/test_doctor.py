@@ -21,6 +21,7 @@ from steel_envs.doctor import (
     OVERFLOW_FACTOR,
     PENETRATION_TOL,
     REVOLUTE_OVERSHOOT_TOL,
+    VBD_WORLD_COUNT_BOUND,
     DoctorReport,
     _Probe,
     doctor,
@@ -156,6 +157,10 @@ def test_the_world_count_line_fails_on_a_one_ulp_difference() -> None:
         array.flat[0] = np.nextafter(array.flat[0], np.float32(np.inf))
         line = probe._world_count_line(report, twin, True)
         assert line.status == "fail" and "from step 2" in line.detail and name in line.detail
+        probe.vbd = True  # SolverVBD: a difference within VBD_WORLD_COUNT_BOUND warns, a larger one fails
+        assert probe._world_count_line(report, twin, True).status == "warn"
+        array.flat[0] += 2 * VBD_WORLD_COUNT_BOUND
+        assert probe._world_count_line(report, twin, True).status == "fail"
     finally:
         env.close()
 
