@@ -92,19 +92,15 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
         render_mode: None or ``"rgb_array"`` (:meth:`render` returns frames).
         render_size: (width, height) of one world's frame [px].
         render_num_worlds: Worlds tiled into one rendered frame (the first ones).
-        obs_mode: ``"state"`` (the task's observation vector), ``"rgb"`` ((H, W, 3) uint8 per world) or ``"depth"``
-            ((H, W) float32 ray distance [m], -1 where no surface) from Newton's ray-traced ``SensorCamera`` at
-            ``render_size``, one camera per world (the scene's render camera); the returned tensors are views of the
-            sensor's images.
+        obs_mode: ``"state"`` (the task's vector), ``"rgb"`` ((H, W, 3) uint8) or ``"depth"`` ((H, W) float32 ray
+            distance [m], -1: no surface) per world, views of Newton's ``SensorCamera`` images at ``render_size``.
         nonfinite_actions: ``"raise"``: a NaN or infinite action raises ValueError (a host sync per step on CUDA).
             ``"end_episode"``: its entries are replaced by 0 and the world's episode ends as a truncation, reported
             in ``info["nonfinite_action"]``; no host sync.
-        graph_capture: True: capture the whole device part of a step (actions, physics substeps, terms, resets,
-            observations) once as a Warp graph and replay it every step. ``"physics"``: capture only the substeps.
-            False: launch everything eagerly (for debugging).
-        world_offset: Index of this env's first world in a larger population split over processes
-            (:class:`steel_envs.ShardedVectorEnv`): world ``w`` draws the random stream of world ``world_offset + w``,
-            so a shard's worlds start exactly as the same worlds of one big env.
+        graph_capture: True: capture the device part of a step once as a Warp graph, replayed every step;
+            ``"physics"``: only the substeps; False: launch eagerly (for debugging).
+        world_offset: Index of this env's first world in a population split over processes (``ShardedVectorEnv``):
+            world ``w`` draws the random streams of world ``world_offset + w``.
         **config: Fields of the task's config (``config_cls``), and ``reward_weights={term name: weight}``.
 
     Raises:
@@ -305,6 +301,13 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
         return info
 
     @property
+    def observation_groups(self) -> dict[str, torch.Tensor]:
+        """The observation groups rsl_rl, skrl and Isaac Lab feed to actor and critic, views (num_envs, size) on the
+        env device: ``policy`` (what :meth:`step` returns) and ``critic`` (the state observations before noise,
+        then the task's ``privileged_observations``; the state vector in pixel modes)."""
+        return {"policy": self._obs_t, "critic": self.obs_pipeline.critic_t}
+
+    @property
     def episode_length(self) -> torch.Tensor:
         """Control steps taken in each world's current episode, (num_envs,) int32 on the env device: a view of
         the env's counter (writable: rsl_rl's ``init_at_random_ep_len`` spreads the first time limits with it)."""
@@ -357,8 +360,7 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
         return self._obs_t, dict(flags)
 
     def _seed(self, seed: int) -> None:
-        """Seed the per-world streams: resets (``rng_state``) and, apart so they leave the initial states as they
-        are, observation noise and pushes (``noise_rng_state``)."""
+        """Seed the per-world streams of resets (``rng_state``) and, apart, of noise and pushes."""
         super().reset(seed=seed)
         for state, stream_seed in ((self.rng_state, seed), (self.noise_rng_state, seed + 0x9E3779B9)):
             self.launch_per_world(
@@ -562,6 +564,8 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
         """Observations of every world (the task's kernel, then the pipeline's noise, clip and camera); noise is
         drawn anew for the worlds in ``redraw`` ((num_envs + 1,) bool; None: every world)."""
         self._compute_observations(self.obs_pipeline.obs)
+        if self.obs_pipeline.privileged is not None:
+            self._compute_privileged_observations(self.obs_pipeline.privileged)
         self.obs_pipeline.process(redraw, self._no_world)
 
     def _check_open(self) -> None:

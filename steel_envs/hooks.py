@@ -129,6 +129,9 @@ class TaskHooks:
     observations: ClassVar[tuple[ObservationBlock, ...]] = ()
     """The observation vector's blocks, in order (see :class:`steel_envs.ObservationBlock`), for a task whose layout
     does not depend on its config."""
+    privileged_observations: ClassVar[tuple[ObservationBlock, ...]] = ()
+    """Blocks only the critic sees: the ``critic`` observation group is the policy's state observations without
+    noise, then these (``env.observation_groups``); written by :meth:`_compute_privileged_observations`."""
     default_max_episode_steps: ClassVar[int] = 1000
     """Time limit [control steps] when the user gives none (``max_episode_steps``); also Gymnasium's ``TimeLimit``."""
     requested_observables: ClassVar[tuple[str, ...]] = ()
@@ -151,6 +154,14 @@ class TaskHooks:
         if not self.observations:
             raise NotImplementedError(f"{type(self).__name__}: declare observations or override observation_blocks")
         return self.observations
+
+    def privileged_observation_blocks(self) -> tuple[ObservationBlock, ...]:
+        """The critic's extra blocks, in order (by default ``privileged_observations``)."""
+        return self.privileged_observations
+
+    def _compute_privileged_observations(self, out: wp.array) -> None:
+        """Write the privileged blocks, (num_envs, their total size) float32 (only for a task that declares them)."""
+        raise NotImplementedError
 
     @property
     def observation_dim(self) -> int:

@@ -261,6 +261,19 @@ def reset_episode_statistics(
 
 
 @wp.kernel(enable_backward=False)
+def assemble_critic_observations(
+    obs: wp.array2d[wp.float32], privileged: wp.array2d[wp.float32], critic: wp.array2d[wp.float32]
+):
+    """The critic group's row: the (noise-free) policy observations, then the privileged blocks."""
+    w, i = wp.tid()
+    d = obs.shape[1]
+    if i < d:
+        critic[w, i] = obs[w, i]
+    else:
+        critic[w, i] = privileged[w, i - d]
+
+
+@wp.kernel(enable_backward=False)
 def sanitize_observations(bound: wp.float32, obs: wp.array2d[wp.float32]):
     """Replace non-finite observations by 0 and clip the rest to ``[-bound, bound]``."""
     w, i = wp.tid()

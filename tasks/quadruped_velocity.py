@@ -124,6 +124,21 @@ def _update_feet(
 
 
 @wp.kernel(enable_backward=False)
+def _observe_privileged(
+    body_world_start: wp.array[wp.int32],
+    body_q: wp.array[wp.transform],
+    friction_scale: wp.array[wp.float32],
+    mass_scale: wp.array[wp.float32],
+    out: wp.array2d[wp.float32],
+):
+    """The critic's privileged blocks: base height, the world's friction and mass factors."""
+    w = wp.tid()
+    out[w, 0] = wp.transform_get_translation(body_q[body_world_start[w] + BASE])[2]
+    out[w, 1] = friction_scale[w]
+    out[w, 2] = mass_scale[w]
+
+
+@wp.kernel(enable_backward=False)
 def _observe(
     body_world_start: wp.array[wp.int32],
     coord_world_start: wp.array[wp.int32],
@@ -274,6 +289,13 @@ class QuadrupedVelocityEnv(QuadrupedScene):
     | 36-47 | the last applied actions (0 after a reset) | 1 |
     | 48-51 | foot contact force magnitudes (Steel's ``contact_f``) | N |
 
+    ## Privileged observations (the critic group after the 52 above, without noise; ``env.observation_groups``)
+    | index | observation | unit |
+    |---|---|---|
+    | 0 | base height above the ground | m |
+    | 1 | the world's friction factor (``set_world_parameters``, ``randomize_friction_scale``) | 1 |
+    | 2 | the world's mass factor (``set_world_parameters``, ``randomize_mass_scale``) | 1 |
+
     ## Rewards (weights are config fields, also settable by term name, e.g. ``reward_weights={"torques": -1e-4}``;
     per control step, not multiplied by dt)
     - ``reward_track_lin_vel = 1.0 * exp(-|cmd_xy - v_xy|^2 / 0.25)``
@@ -316,6 +338,19 @@ class QuadrupedVelocityEnv(QuadrupedScene):
         "init_noise_std": 0.5,
     }
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
+
+    privileged_observations = (
+        ObservationBlock("base_height", 1, "base height above the ground", "m"),
+        ObservationBlock(
+            "friction_scale",
+            1,
+            "the world's friction factor (``set_world_parameters``, ``randomize_friction_scale``)",
+            "1",
+        ),
+        ObservationBlock(
+            "mass_scale", 1, "the world's mass factor (``set_world_parameters``, ``randomize_mass_scale``)", "1"
+        ),
+    )
 
     def observation_blocks(self) -> tuple[ObservationBlock, ...]:
         joints = len(JOINTS)
@@ -378,6 +413,14 @@ class QuadrupedVelocityEnv(QuadrupedScene):
             _reset_feet_and_actions, inputs=[world_mask], outputs=[self._air_time, self._last_actions]
         )
         self._resample(world_mask)
+
+    def _compute_privileged_observations(self, out: wp.array) -> None:
+        r = self.randomizer
+        self.launch_per_world(
+            _observe_privileged,
+            inputs=[self.model.body_world_start, self.state_0.body_q, r.friction_scale, r.mass_scale],
+            outputs=[out],
+        )
 
     def _compute_observations(self, obs: wp.array) -> None:
         m, s = self.model, self.state_0

@@ -273,6 +273,11 @@ def test_the_observation_table_is_the_declared_layout(env_id):
     section = type(env).__doc__.split("## Observation space")[1].split("\n\n    ##")[0]
     documented = [line.strip() for line in section.splitlines() if line.strip().startswith("|")]
     assert documented == steel_envs.spec.observation_table(env.observation_blocks()).splitlines()
+    privileged = env.privileged_observation_blocks()
+    if privileged:
+        section = type(env).__doc__.split("## Privileged observations")[1].split("\n\n    ##")[0]
+        documented = [line.strip() for line in section.splitlines() if line.strip().startswith("|")]
+        assert documented == steel_envs.spec.observation_table(privileged).splitlines()
     layout = list(env.observation_layout.values())
     assert layout[0].start == 0 and layout[-1].stop == env.observation_dim == env.single_observation_space.shape[0]
     assert all(a.stop == b.start for a, b in itertools.pairwise(layout))
@@ -285,6 +290,29 @@ def test_the_task_writes_every_declared_entry(env_id):
     obs = wp.full((2, env.observation_dim), float("nan"), dtype=wp.float32, device="cpu")
     env._compute_observations(obs)
     assert np.isfinite(obs.numpy()).all()
+
+
+def test_the_critic_group_is_the_noise_free_state_then_the_privileged_blocks():
+    """Asymmetric actor-critic: the critic sees the policy's observations without their noise, then the task's
+    privileged blocks (QuadrupedVelocity: base height, friction and mass factors); without either the critic group
+    is the policy's own tensor."""
+    quad = "steel_envs/QuadrupedVelocity-v0"
+    clean = make(quad, 3, seed=4)
+    noisy = make(quad, 3, seed=4, obs_noise_std=0.05)
+    noisy.set_world_parameters(friction_scale=[1.0, 0.5, 2.0], mass_scale=[1.0, 1.5, 0.75])
+    for env in (clean, noisy):
+        env.reset(seed=4)
+    groups, dim = noisy.observation_groups, noisy.observation_dim
+    assert groups["critic"].shape == (3, dim + 3)
+    assert torch.equal(groups["critic"][:, :dim], clean.observation_groups["policy"])  # the same state, no noise
+    assert not torch.equal(groups["policy"], clean.observation_groups["policy"])
+    base_z = noisy.state_0.body_q.numpy().reshape(3, -1, 7)[:, 0, 2]
+    np.testing.assert_allclose(groups["critic"][:, dim].numpy(), base_z, rtol=1e-6)
+    np.testing.assert_allclose(groups["critic"][:, dim + 1 :].numpy(), [[1.0, 1.0], [0.5, 1.5], [2.0, 0.75]])
+    cartpole = make(CARTPOLE, 2)
+    assert cartpole.observation_groups["critic"] is cartpole.observation_groups["policy"]
+    pixels = make(CARTPOLE, 2, obs_mode="rgb", render_size=(8, 6))  # the critic sees the state vector
+    assert pixels.observation_groups["critic"].shape == (2, 4) and pixels.observation_groups["policy"].ndim == 4
 
 
 def test_observation_layout_names_ant_blocks_and_follows_the_config():

@@ -29,6 +29,9 @@ class ObservationPipeline:
             tasks' terms may read them).
         final_obs: the same, copied before an autoreset (SAME_STEP).
         obs_t, final_obs_t: the torch views the env returns: of ``obs`` / ``final_obs``, or of the images.
+        critic_t: the critic group, (num_envs, observation_dim + privileged size) float32: the state observations
+            before noise, then the task's privileged blocks (a view of ``obs`` itself when there is neither, so in
+            pixel modes the critic sees the state vector).
         single_observation_space: the Gymnasium space of one world.
 
     Raises:
@@ -59,6 +62,19 @@ class ObservationPipeline:
         self.obs_t, self.final_obs_t = wp.to_torch(self.obs), wp.to_torch(self.final_obs)
         if self.camera is not None:
             self.obs_t, self.final_obs_t = self._pixel_view(self._pixels), self._pixel_view(self._final_pixels)
+        self._make_critic_group(n, obs_dim, sum(block.size for block in env.privileged_observation_blocks()))
+
+    def _make_critic_group(self, n: int, obs_dim: int, privileged_dim: int) -> None:
+        """The critic group: the policy's state observations without noise, then the task's privileged blocks; the
+        policy's own buffer (no copy) when it has neither noise nor privileged blocks."""
+        self.privileged = wp.zeros((n, privileged_dim), dtype=wp.float32) if privileged_dim else None
+        self.critic = None
+        if privileged_dim or self._noise is not None:
+            self.critic = wp.zeros((n, obs_dim + privileged_dim), dtype=wp.float32)
+        if self.critic is not None:
+            self.critic_t = wp.to_torch(self.critic)
+        else:  # the state vector: the policy's own view, or (pixel modes) a view of the state buffer
+            self.critic_t = wp.to_torch(self.obs) if self.camera is not None else self.obs_t
 
     def _make_camera(self, bound: float) -> None:
         if self._noise is not None:
@@ -93,6 +109,22 @@ class ObservationPipeline:
         every world) while the others get their last draw again (``no_world``: an all-False mask), the clip, and
         the camera images."""
         env, out = self.env, self.obs
+        if self.critic is not None:
+            privileged = self.privileged if self.privileged is not None else out
+            wp.launch(
+                kernels.assemble_critic_observations,
+                self.critic.shape,
+                inputs=[out, privileged],
+                outputs=[self.critic],
+                device=env.wp_device,
+            )
+            wp.launch(
+                kernels.sanitize_observations,
+                self.critic.shape,
+                inputs=[float(env.config.obs_clip)],
+                outputs=[self.critic],
+                device=env.wp_device,
+            )
         if self._noise is not None:
             env.launch_per_world(
                 kernels.add_observation_noise,
