@@ -15,6 +15,7 @@ from typing import Any
 import gymnasium as gym
 
 from .core import NewtonVectorEnv
+from .protocol import VectorEnvProtocol
 from .sharded import ShardedVectorEnv
 from .single_env import SteelSingleEnv
 from .solver_options import SteelSolverOptions, VBDSolverOptions
@@ -37,6 +38,7 @@ __all__ = [
     "TerminationTerm",
     "VBDSolverOptions",
     "VBDVectorEnv",
+    "VectorEnvProtocol",
     "evaluate",
     "make",
     "make_vec",

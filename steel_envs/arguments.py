@@ -21,6 +21,7 @@ __all__ = [
     "check_reset_mask",
     "check_reset_options",
     "check_seed",
+    "check_world_factors",
     "device_seed",
     "throughput_kwargs",
 ]
@@ -186,6 +187,25 @@ def check_actions(
         bad = torch.nonzero(~finite).flatten()[:8].tolist()
         raise ValueError(f"actions: expected finite values, got NaN or inf in world(s) {bad}")
     return actions
+
+
+def check_world_factors(name: str, value: Any, num_envs: int) -> np.ndarray | None:
+    """Validate one argument of ``set_world_parameters``: None, or ``num_envs`` real factors > 0 that are finite in
+    float32 (numpy, torch or a sequence); return them as float32 numpy.
+
+    Raises:
+        ValueError: On a wrong dtype or shape, or a factor that is not finite and > 0 in float32; naming ``name``.
+    """
+    if value is None:
+        return None
+    raw = np.asarray(value.cpu() if isinstance(value, torch.Tensor) else value)
+    if raw.dtype.kind not in "iuf":
+        raise ValueError(f"{name}: expected {num_envs} real factors > 0, got dtype {raw.dtype}")
+    with np.errstate(over="ignore", under="ignore"):
+        arr = raw.astype(np.float32)
+    if arr.shape != (num_envs,) or not (np.isfinite(arr).all() and (arr > 0).all()):
+        raise ValueError(f"{name}: expected {num_envs} finite factors > 0 (in float32), got {value!r}")
+    return arr
 
 
 def check_reset_options(options: Any, num_envs: int, device: torch.device) -> torch.Tensor | None:

@@ -11,7 +11,7 @@ trajectories are bitwise equal to the unsharded env's.
 from __future__ import annotations
 
 import multiprocessing as mp
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 
-from .vector_env import check_actions, check_reset_mask
+from .arguments import check_actions, check_reset_mask, check_world_factors
 
 __all__ = ["ShardedVectorEnv"]
 
@@ -30,7 +30,10 @@ def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str
     """Own one shard's env; answer ``step`` / ``reset`` / ``close`` commands over ``conn``."""
     import warp as wp
 
+    from .cli import _init_warp
+
     wp.config.log_level = wp.LOG_WARNING
+    _init_warp(quiet=True)  # Warp's "no CUDA driver" notice from every worker would break the parent's progress bar
     torch.set_num_threads(1)
     import steel_envs
 
@@ -80,6 +83,11 @@ def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str
                 obs, info = env.reset(seed=seed, options=options)
                 publish(obs, info)
                 shared["done"][rows] = False
+            elif command == "set_world_parameters":
+                env.set_world_parameters(**{k: None if v is None else v[rows] for k, v in arg.items()})
+            elif command == "render":
+                conn.send(("ok", env.render() if offset == 0 else None))  # the rendered worlds are shard 0's
+                continue
             elif command == "close":
                 env.close()
                 conn.send(("ok", None))
@@ -93,7 +101,8 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
     """``num_envs`` worlds of ``env_id`` stepped by ``num_shards`` CPU processes, one vector env to the caller.
 
     The API, the info keys and the semantics are those of :class:`~steel_envs.SteelVectorEnv` (CPU only);
-    returned tensors are views of shared memory, overwritten by the next call.
+    returned tensors are views of shared memory, overwritten by the next call. ``config``, ``solver_options`` and
+    ``spec`` are those of every shard's env (read from a one-world probe built in the parent).
 
     Args:
         env_id: A registered ID.
@@ -120,7 +129,10 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
             raise ValueError(f"num_shards: expected an int >= 1, got {num_shards!r}")
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < num_shards:
             raise ValueError(f"num_envs: expected an int >= num_shards={num_shards}, got {num_envs!r}")
-        probe = steel_envs.make_vec(env_id, num_envs=1, device="cpu", **kwargs)
+        render_num_worlds = kwargs.get("render_num_worlds", 1)
+        # The probe has one world: it checks every other argument; render_num_worlds is checked against shard 0.
+        probe_kwargs = {k: v for k, v in kwargs.items() if k != "render_num_worlds"}
+        probe = steel_envs.make_vec(env_id, num_envs=1, device="cpu", **probe_kwargs)
         if seed is None:  # one seed for every shard, so the population is one random stream as in a single env
             seed = int(np.random.SeedSequence().entropy % 2**63)
         self.num_envs = num_envs
@@ -136,7 +148,13 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         self.autoreset_mode = probe.autoreset_mode
         self.nonfinite_actions = probe.nonfinite_actions
         self.metadata = dict(probe.metadata)
-        self.render_mode = None
+        self.spec = probe.spec
+        # What the workers' envs were built with (the same in every shard), for the adapters and run logs.
+        self.config = probe.config
+        self.solver_options = probe.solver_options
+        self.render_mode = probe.render_mode
+        self._supports_world_parameters = probe.backend.supports_world_parameters
+        self._solver_name = probe.backend.name
         self.single_observation_space = probe.single_observation_space
         self.single_action_space = probe.single_action_space
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
@@ -169,6 +187,12 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
             **{f"task_{key}": zeros(n, dtype=dtype) for key, dtype in task_info.items()},
         }
         bounds = np.linspace(0, n, num_shards + 1).astype(int)
+        bad = isinstance(render_num_worlds, bool) or not isinstance(render_num_worlds, int)
+        if bad or not 1 <= render_num_worlds <= bounds[1]:
+            raise ValueError(
+                f"render_num_worlds: expected an int in [1, {bounds[1]}] (the worlds of the first shard, which "
+                f"renders), got {render_num_worlds!r}"
+            )
         context = mp.get_context("spawn")
         self._conns, self._procs = [], []
         for k in range(num_shards):
@@ -254,6 +278,43 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         if self.autoreset_mode == AutoresetMode.SAME_STEP:
             info["final_obs"], info["_final_obs"] = sh["final_obs"], sh["done"]
         return sh["obs"], sh["reward"], sh["terminated"], sh["truncated"], info
+
+    def set_world_parameters(
+        self,
+        *,
+        friction_scale: torch.Tensor | np.ndarray | Sequence[float] | None = None,
+        mass_scale: torch.Tensor | np.ndarray | Sequence[float] | None = None,
+    ) -> None:
+        """Scale friction and masses per world; see :meth:`steel_envs.NewtonVectorEnv.set_world_parameters`. Every
+        factor is checked here before any shard changes.
+
+        Raises:
+            ValueError: As the single-process env (bad factors, or a solver without per-world model updates).
+        """
+        if not self._supports_world_parameters:
+            raise ValueError(f"ShardedVectorEnv.set_world_parameters: not supported on {self._solver_name} scenes")
+        factors = {
+            "friction_scale": check_world_factors("friction_scale", friction_scale, self.num_envs),
+            "mass_scale": check_world_factors("mass_scale", mass_scale, self.num_envs),
+        }
+        self._send("set_world_parameters", factors)
+
+    def render(self) -> np.ndarray | None:
+        """Shard 0's frame of its first ``render_num_worlds`` worlds (the first worlds of the population); None
+        without ``render_mode``. See :meth:`steel_envs.NewtonVectorEnv.render`."""
+        if self.render_mode is None:
+            return None
+        if self.closed:
+            raise RuntimeError("ShardedVectorEnv is closed")
+        for conn in self._conns:
+            conn.send(("render", None))
+        frames = []
+        for k, conn in enumerate(self._conns):
+            status, payload = conn.recv()
+            if status == "error":
+                raise RuntimeError(f"shard {k}: {payload}")
+            frames.append(payload)
+        return frames[0]
 
     def close_extras(self, **kwargs: Any) -> None:
         """Stop the worker processes."""

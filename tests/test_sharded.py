@@ -9,6 +9,8 @@ from conftest import ANT, CARTPOLE, make, random_actions
 
 import steel_envs
 
+PUSH = "steel_envs/PushCube-v0"
+
 
 @pytest.mark.parametrize(("env_id", "n"), [(CARTPOLE, 4), (ANT, 4), (ANT, 16)])
 def test_two_shards_equal_one_env(env_id, n):
@@ -83,3 +85,57 @@ def test_shards_forward_the_task_info_of_a_solver_vbd_scene():
 def test_shards_reject_pixel_observations():
     with pytest.raises(ValueError, match="obs_mode: a ShardedVectorEnv returns state observations only"):
         steel_envs.make_vec(CARTPOLE, 2, num_shards=2, obs_mode="rgb")
+
+
+def test_both_envs_implement_the_public_surface():
+    """One surface (issue 12): the single-process and the sharded env are both ``VectorEnvProtocol``s, with every
+    attribute the protocol names."""
+    names = [n for n in steel_envs.VectorEnvProtocol.__annotations__]
+    single = steel_envs.make_vec(CARTPOLE, 2, device="cpu", seed=0)
+    sharded = steel_envs.make_vec(CARTPOLE, 4, num_shards=2, seed=0)
+    try:
+        for env in (single, sharded):
+            assert isinstance(env, steel_envs.VectorEnvProtocol)
+            assert all(hasattr(env, name) for name in names), [n for n in names if not hasattr(env, n)]
+        assert sharded.config == single.config and sharded.solver_options == single.solver_options
+    finally:
+        single.close()
+        sharded.close()
+
+
+def test_sharded_world_parameters_match_one_env_bitwise():
+    """``set_world_parameters`` on shards (what ``evaluate --sweep`` calls) acts as on one env: the same worlds
+    follow the same trajectories; bad factors are refused before any shard changes."""
+    friction, mass = [1.0, 0.5, 2.0, 0.25], [1.0, 1.5, 0.75, 2.0]
+    one = steel_envs.make_vec(PUSH, 4, device="cpu", seed=3)
+    two = steel_envs.make_vec(PUSH, 4, num_shards=2, seed=3)
+    try:
+        for env in (one, two):
+            env.set_world_parameters(friction_scale=friction, mass_scale=mass)
+        actions = torch.ones(4, 2) * 0.5
+        for _ in range(10):
+            obs_one = one.step(actions)[0].clone()
+            obs_two = two.step(actions)[0].clone()
+        assert torch.equal(obs_one, obs_two)
+        with pytest.raises(ValueError, match="friction_scale: expected 4 finite factors"):
+            two.set_world_parameters(friction_scale=[1.0, 1.0, 1.0, -1.0])
+        assert torch.equal(two.step(actions)[0], one.step(actions)[0])  # nothing changed in any shard
+    finally:
+        one.close()
+        two.close()
+
+
+def test_sharded_env_renders_the_first_shards_worlds():
+    """Shard 0 renders the first worlds: the frame is the single-process env's, bit for bit (same states)."""
+    kwargs = {"seed": 1, "render_mode": "rgb_array", "render_size": (32, 24), "render_num_worlds": 2}
+    one = steel_envs.make_vec(CARTPOLE, 4, device="cpu", **kwargs)
+    two = steel_envs.make_vec(CARTPOLE, 4, num_shards=2, **kwargs)
+    try:
+        frame = two.render()
+        assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.std() > 0
+        assert np.array_equal(frame, one.render())
+        with pytest.raises(ValueError, match=r"render_num_worlds: expected an int in \[1, 2\]"):
+            steel_envs.make_vec(CARTPOLE, 4, num_shards=2, render_mode="rgb_array", render_num_worlds=3)
+    finally:
+        one.close()
+        two.close()

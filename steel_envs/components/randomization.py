@@ -12,6 +12,7 @@ import torch
 import warp as wp
 
 from .. import kernels
+from ..arguments import check_world_factors
 
 if TYPE_CHECKING:
     from ..core import NewtonVectorEnv
@@ -71,23 +72,13 @@ class Randomizer:
                 changes then.
         """
         n = self.env.num_envs
-        checked = {}
-        for name, value in (("friction_scale", friction_scale), ("mass_scale", mass_scale)):
-            if value is None:
-                continue
-            raw = np.asarray(value.cpu() if isinstance(value, torch.Tensor) else value)
-            if raw.dtype.kind not in "iuf":
-                raise ValueError(f"{name}: expected {n} real factors > 0, got dtype {raw.dtype}")
-            with np.errstate(over="ignore", under="ignore"):
-                arr = raw.astype(np.float32)
-            if arr.shape != (n,) or not (np.isfinite(arr).all() and (arr > 0).all()):
-                raise ValueError(f"{name}: expected {n} finite factors > 0 (in float32), got {value!r}")
-            checked[name] = arr
-        if "friction_scale" in checked:
-            self.friction_scale.assign(checked["friction_scale"])
-        if "mass_scale" in checked:
-            self.mass_scale.assign(checked["mass_scale"])
-        self._apply("friction_scale" in checked, "mass_scale" in checked)
+        friction = check_world_factors("friction_scale", friction_scale, n)
+        mass = check_world_factors("mass_scale", mass_scale, n)
+        if friction is not None:
+            self.friction_scale.assign(friction)
+        if mass is not None:
+            self.mass_scale.assign(mass)
+        self._apply(friction is not None, mass is not None)
 
     def randomize(self, world_mask: wp.array) -> None:
         """Draw the reset randomization of the selected worlds (``randomize_*_scale``) and apply it."""
