@@ -11,7 +11,7 @@ trajectories are bitwise equal to the unsharded env's.
 from __future__ import annotations
 
 import multiprocessing as mp
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 
-from .arguments import check_actions, check_reset_mask, check_world_factors
+from .arguments import check_actions, check_reset_options, check_world_factors
 
 __all__ = ["ShardedVectorEnv"]
 
@@ -251,14 +251,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Reset all worlds or ``options["reset_mask"]``; see :meth:`SteelVectorEnv.reset`."""
-        options = {} if options is None else options
-        if not isinstance(options, Mapping):
-            raise ValueError(f"options: expected a dict or None, got {type(options).__name__}")
-        unknown = sorted(set(options) - {"reset_mask"})
-        if unknown:
-            raise ValueError(f"options: unknown key(s) {unknown}; the only option is 'reset_mask'")
-        mask = options.get("reset_mask")
-        mask = None if mask is None else check_reset_mask(mask, self.num_envs, self.torch_device)
+        mask = check_reset_options(options, self.num_envs, self.torch_device)
         if seed is not None:
             super().reset(seed=seed)
         self._send("reset", (seed, mask))

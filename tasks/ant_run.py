@@ -8,7 +8,12 @@ from typing import ClassVar
 import warp as wp
 from steel_envs.envs.ant import HINGE_NAMES, AntScene, AntSceneConfig
 from steel_envs.tasks import register_task
-from steel_envs.tasks.locomotion import action_sq_norm, healthy_z_terminations, world_wrench_sq_norm
+from steel_envs.tasks.locomotion import (
+    action_sq_norm,
+    floating_base_blocks,
+    healthy_z_terminations,
+    world_wrench_sq_norm,
+)
 
 from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
 
@@ -203,12 +208,7 @@ class AntRunEnv(AntScene):
         )
         return (
             *xy,
-            ObservationBlock("torso_z", 1, "torso z", "m"),
-            ObservationBlock("torso_quat", 4, "torso orientation quaternion (x, y, z, w)", "1"),
-            ObservationBlock("joint_pos", hinges, "hinge angles (action order)", "rad"),
-            ObservationBlock("torso_lin_vel", 3, "torso centre-of-mass velocity, world frame", "m/s"),
-            ObservationBlock("torso_ang_vel", 3, "torso angular velocity, world frame", "rad/s"),
-            ObservationBlock("joint_vel", hinges, "hinge angular velocities", "rad/s"),
+            *floating_base_blocks(hinges),
             *(wrench if c.include_cfrc_ext_in_observation else ()),
         )
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import warp as wp
 
-__all__ = ["action_sq_norm", "healthy_z_terminations", "world_wrench_sq_norm"]
+from steel_envs.spec import ObservationBlock
+
+__all__ = ["action_sq_norm", "floating_base_blocks", "healthy_z_terminations", "world_wrench_sq_norm"]
 
 
 @wp.kernel(enable_backward=False)
@@ -52,3 +54,16 @@ def world_wrench_sq_norm(
             c = wp.clamp(f[j], -clip, clip)
             total += c * c
     return total
+
+
+def floating_base_blocks(hinges: int) -> tuple[ObservationBlock, ...]:
+    """The observation blocks Gymnasium's Ant-v5 and Humanoid-v5 start with (after the excluded torso x, y): torso
+    height and orientation, hinge angles, torso velocities, hinge velocities."""
+    return (
+        ObservationBlock("torso_z", 1, "torso z", "m"),
+        ObservationBlock("torso_quat", 4, "torso orientation quaternion (x, y, z, w)", "1"),
+        ObservationBlock("joint_pos", hinges, "hinge angles (action order)", "rad"),
+        ObservationBlock("torso_lin_vel", 3, "torso centre-of-mass velocity, world frame", "m/s"),
+        ObservationBlock("torso_ang_vel", 3, "torso angular velocity, world frame", "rad/s"),
+        ObservationBlock("joint_vel", hinges, "hinge angular velocities", "rad/s"),
+    )
