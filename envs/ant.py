@@ -99,6 +99,10 @@ class AntScene(SteelVectorEnv):
       no hinge is ever observed past its limit.
     """
 
+    min_worlds_per_shard = 4
+    # Measured on the project's 2-core CPU, one process vs two (``ShardedVectorEnv``), random actions: 8 worlds: 1,440
+    # env-steps/s in one process, 2,093 in two; 32: 1,601 vs 2,648; 128: 1,596 vs 2,979.
+
     config_cls = AntSceneConfig
     config: AntSceneConfig
     physics_dt = 0.01

@@ -71,6 +71,11 @@ class CartpoleScene(SteelVectorEnv):
     (``range="-1.8 1.8"``) does.
     """
 
+    min_worlds_per_shard = 256
+    # Measured on the project's 2-core CPU, one process vs two (``ShardedVectorEnv``), random actions: CartpoleBalance
+    # 128 worlds: 338,602 env-steps/s in one process, 229,141 in two; 512: 369,291 vs 392,538; 2,048: 383,014 vs 620,329
+    # (CartpoleSwingup 512: 331,775 vs 407,454).
+
     config_cls = CartpoleSceneConfig
     config: CartpoleSceneConfig
     physics_dt = 0.01

@@ -143,6 +143,10 @@ class ClothScene(VBDVectorEnv):
       reported per world in ``info["constraint_overflow"]``.
     """
 
+    min_worlds_per_shard = 1
+    # Measured on the project's 2-core CPU, one process vs two (``ShardedVectorEnv``), random actions: 2 worlds: 153
+    # env-steps/s in one process, 228 in two; 8: 115 vs 259; 32: 139 vs 262.
+
     config_cls = ClothSceneConfig
     config: ClothSceneConfig
     physics_dt = 0.01

@@ -92,6 +92,10 @@ class HumanoidScene(SteelVectorEnv):
       no hinge is ever observed past its limit.
     """
 
+    min_worlds_per_shard = 2
+    # Measured on the project's 2-core CPU, one process vs two (``ShardedVectorEnv``), random actions: 4 worlds: 513
+    # env-steps/s in one process, 832 in two; 16: 483 vs 843; 64: 506 vs 954.
+
     config_cls = HumanoidSceneConfig
     config: HumanoidSceneConfig
     physics_dt = 0.005

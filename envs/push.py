@@ -69,6 +69,10 @@ class PushScene(SteelVectorEnv):
     bang and random actions). No effort or velocity limit is declared (the builder's defaults, which mean none).
     """
 
+    min_worlds_per_shard = 16
+    # Measured on the project's 2-core CPU, one process vs two (``ShardedVectorEnv``), random actions: 8 worlds: 2,803
+    # env-steps/s in one process, 2,717 in two; 32: 5,438 vs 6,757; 128: 6,746 vs 12,451.
+
     config_cls = PushSceneConfig
     config: PushSceneConfig
     physics_dt = 0.01

@@ -82,6 +82,10 @@ class QuadrupedScene(SteelVectorEnv):
     speeds at most 20.02 rad/s.
     """
 
+    min_worlds_per_shard = 4
+    # Measured on the project's 2-core CPU, one process vs two (``ShardedVectorEnv``), random actions: 8 worlds: 1,872
+    # env-steps/s in one process, 2,409 in two; 32: 2,325 vs 4,188; 128: 2,343 vs 4,477.
+
     config_cls = QuadrupedSceneConfig
     config: QuadrupedSceneConfig
     physics_dt = 0.005

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 
 import torch
 
+from steel_envs.sharding import shards_arg
+
 __all__ = ["main", "record", "rollout"]
 
 
@@ -21,7 +23,7 @@ def rollout(
     policy: str = "random",
     seed: int = 0,
     progress: bool = True,
-    num_shards: int = 1,
+    num_shards: int | str = 1,
 ) -> dict[str, float]:
     """Run a random or zero policy on every world and measure throughput and episode statistics.
 
@@ -33,7 +35,8 @@ def rollout(
         policy: ``"random"`` (uniform in the action space, seeded) or ``"zero"``.
         seed: Seed of the env and of the random policy.
         progress: Show a tqdm progress bar with the live mean return.
-        num_shards: CPU processes the worlds are split over (:class:`steel_envs.ShardedVectorEnv`).
+        num_shards: CPU processes the worlds are split over (:class:`steel_envs.ShardedVectorEnv`), or ``"auto"``
+            (:func:`steel_envs.sharding.resolve_shards`).
 
     Returns:
         ``env_steps_per_s`` (world-steps per second, the first step excluded as warm-up),
@@ -163,7 +166,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default=None, help="Warp device: cpu, cuda:0 (default: Warp's preferred)")
     p.add_argument("--policy", choices=("random", "zero"), default="random", help="action policy (default random)")
     p.add_argument("--seed", type=int, default=0, help="seed of the env and the policy (default 0)")
-    p.add_argument("--shards", type=int, default=1, help="CPU processes to split the worlds over (default 1)")
+    p.add_argument(
+        "--shards",
+        type=shards_arg,
+        default="auto",
+        help="CPU processes to split the worlds over, or 'auto': one per core with enough worlds each (default auto)",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     r = sub.add_parser("record", help="record a video of a policy (rgb_array rendering)")
     r.add_argument("env_id", help="environment ID, e.g. steel_envs/AntRun-v0")
@@ -350,6 +358,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(f"building {args.num_envs} worlds of {args.env_id} (the first run compiles Warp kernels, about a minute)")
     try:
+        from steel_envs.sharding import resolve_shards
+
+        args.shards, reason = resolve_shards(args.env_id, args.num_envs, args.shards, device=args.device)
+        print(f"shards: {reason}")
         r = rollout(
             args.env_id,
             num_envs=args.num_envs,

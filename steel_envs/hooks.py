@@ -58,6 +58,9 @@ class SceneHooks:
     """The scene's solver options before ``solver_options`` overrides."""
     solver_defaults_cuda: ClassVar[Any] = None
     """The scene's options on CUDA devices, where they differ (e.g. CUDA-only sweeps); None: ``solver_defaults``."""
+    min_worlds_per_shard: ClassVar[int] = 64
+    """Fewest worlds per CPU process at which splitting the worlds over processes pays (``--shards auto``,
+    :mod:`steel_envs.sharding`), measured per scene on the project's 2-core CPU."""
     camera_tracked_body: ClassVar[int] = -1
     """Body (index within a world) the render camera follows on the ground plane; -1: a fixed camera."""
     camera_eye: ClassVar[tuple[float, float, float]] = (0.0, -4.0, 1.5)

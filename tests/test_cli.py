@@ -39,6 +39,7 @@ def test_rollout_prints_throughput_and_episode_statistics():
     assert r.returncode == 0, r.stderr
     for key in ("env-steps/s", "physics-steps/s", "episodes ended", "mean return", "ended by constraint overflow"):
         assert key in r.stdout
+    assert "shards: 1 process(es): " in r.stdout  # --shards auto: 4 worlds are below every scene's break-even
     # A zero force lets every pole fall within 60 steps (see test_physics); CartPole returns equal lengths.
     lines = dict(line.rsplit(None, 1) for line in r.stdout.splitlines()[2:] if line.strip())
     assert float(lines["  episodes ended"]) >= 4

@@ -139,3 +139,28 @@ def test_sharded_env_renders_the_first_shards_worlds():
     finally:
         one.close()
         two.close()
+
+
+def test_auto_shards_take_every_core_with_enough_worlds_each(monkeypatch):
+    """``--shards auto``: one process per available core, never fewer worlds per process than the scene's
+    break-even; one process on a GPU, with pixel observations, or with too few worlds; a library call starts no
+    process unless asked."""
+    from steel_envs import sharding
+
+    per = steel_envs.task_class(ANT).min_worlds_per_shard
+    monkeypatch.setattr(sharding, "available_cores", lambda: 8)
+    assert sharding.resolve_shards(ANT, 8 * per, "auto")[0] == 8
+    assert sharding.resolve_shards(ANT, 3 * per, "auto")[0] == 3
+    assert sharding.resolve_shards(ANT, per - 1, "auto")[0] == 1
+    assert sharding.resolve_shards(ANT, 8 * per, "auto", reserve_cores=1)[0] == 7
+    assert sharding.resolve_shards(ANT, 8 * per, "auto", env_kwargs={"obs_mode": "rgb"})[0] == 1
+    assert sharding.resolve_shards(ANT, 8 * per, 3) == (3, "3 process(es), as asked")
+    with pytest.raises(ValueError, match="num_shards: expected 'auto' or an int >= 1"):
+        sharding.resolve_shards(ANT, 8, 0)
+    monkeypatch.setattr(sharding, "available_cores", lambda: 1)
+    env = steel_envs.make_vec(ANT, 2 * per, num_shards="auto", device="cpu")
+    try:
+        assert not isinstance(env, steel_envs.ShardedVectorEnv)  # one core: one process
+    finally:
+        env.close()
+    assert all(isinstance(cls.min_worlds_per_shard, int) for cls in steel_envs.registry().values())

@@ -54,6 +54,26 @@ def test_rsl_rl_adapter_contract():
         RslRlVecEnv(make(CARTPOLE, 1, autoreset_mode="NextStep"))
 
 
+def test_rsl_rl_adapter_feeds_the_critic_group_to_the_critic():
+    """A task with privileged blocks (QuadrupedVelocity) hands rsl_rl a "critic" group, which rsl_rl's default
+    obs_groups route to the critic: the critic MLP's input is the larger group, the actor's the policy's."""
+    from steel_envs.training.train import DEFAULTS, make_runner, rsl_rl_config
+
+    env = make("steel_envs/QuadrupedVelocity-v0", 2, seed=0)
+    adapter = RslRlVecEnv(env)
+    obs = adapter.get_observations()
+    assert obs["critic"].shape == (2, env.observation_dim + 3)
+    assert torch.equal(obs["critic"], env.observation_groups["critic"])
+    stepped, *_ = adapter.step(torch.zeros(2, env.action_dim))
+    assert torch.equal(stepped["critic"], env.observation_groups["critic"])
+    hp = {**DEFAULTS, **TINY}
+    runner = make_runner(adapter, rsl_rl_config(hp, "cpu"), None, "cpu")
+    models = [m for m in vars(runner.alg).values() if isinstance(m, torch.nn.Module)]
+    inputs = {m.in_features for model in models for m in model.modules() if isinstance(m, torch.nn.Linear)}
+    assert {env.observation_dim, env.observation_dim + 3} <= inputs
+    assert "critic" not in RslRlVecEnv(make(CARTPOLE, 2)).get_observations()
+
+
 def test_rsl_rl_adapter_reads_statistics_once_per_interval_with_the_same_episodes():
     """Gathered on the device and read every ``stats_interval`` steps: the same episodes, values and order as a
     read every step, with ``on_episodes`` seeing every ended episode."""

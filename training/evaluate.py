@@ -426,6 +426,8 @@ def plot(result: EvaluationResult, prefix: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """``steel-envs evaluate <Id> --policy P [--policy Q] --episodes K --num-envs N --seeds 0,1 --sweep p=a,b``."""
+    from steel_envs.sharding import resolve_shards, shards_arg
+
     p = argparse.ArgumentParser(
         prog="steel-envs evaluate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -436,6 +438,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", default="0", help="comma-separated env seeds")
     p.add_argument("--sweep", action="append", default=[], help="name=v1,v2,... (friction, mass_scale)")
     p.add_argument("--device", default="cpu")
+    p.add_argument(
+        "--shards",
+        type=shards_arg,
+        default="auto",
+        help="CPU processes to split the worlds over, or 'auto': one per core with enough worlds each (default auto)",
+    )
     p.add_argument(
         "--out",
         default=None,
@@ -452,6 +460,8 @@ def main(argv: list[str] | None = None) -> int:
         for item in a.sweep:
             name, _, values = item.partition("=")
             sweep[name.strip()] = [float(v) for v in values.split(",")]
+        shards, reason = resolve_shards(a.env_id, a.num_envs, a.shards, device=a.device)
+        print(f"shards: {reason}")
         result = evaluate(
             a.env_id,
             a.policy,
@@ -461,6 +471,7 @@ def main(argv: list[str] | None = None) -> int:
             sweep=sweep,
             device=a.device,
             progress=not a.no_progress,
+            num_shards=shards,
         )
     except ValueError as e:
         print(f"steel-envs evaluate: {e}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""rsl_rl's ``VecEnv`` contract over a :class:`~steel_envs.SteelVectorEnv` (rsl-rl-lib >= 5)."""
+"""rsl_rl's ``VecEnv`` contract over a :class:`~steel_envs.NewtonVectorEnv` (rsl-rl-lib >= 5)."""
 
 from __future__ import annotations
 
@@ -13,16 +13,25 @@ from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
 from steel_envs.adapters import require_same_step
-from steel_envs.vector_env import SteelVectorEnv
+from steel_envs.core import NewtonVectorEnv
 
 __all__ = ["RslRlVecEnv"]
 
 
-class RslRlVecEnv(VecEnv):
-    """Present a SAME_STEP-autoreset :class:`SteelVectorEnv` as an rsl_rl ``VecEnv``.
+class _EnvCfg(dict):
+    """The env description rsl_rl's loggers store with a run: a dict with the ``to_dict()`` that rsl_rl's W&B writer
+    calls (it falls back to ``dataclasses.asdict``, which a plain dict fails)."""
 
-    - Observations are the TensorDict ``{"policy": obs}`` (num_envs, obs_dim) float32; rsl_rl's default
-      ``obs_groups`` maps both actor and critic to it.
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self)
+
+
+class RslRlVecEnv(VecEnv):
+    """Present a SAME_STEP-autoreset :class:`NewtonVectorEnv` as an rsl_rl ``VecEnv``.
+
+    - Observations are the TensorDict ``{"policy": obs}`` (num_envs, obs_dim) float32, plus ``"critic"`` where the
+      env's critic group differs (privileged blocks, or observation noise): rsl_rl's default ``obs_groups`` then feeds
+      that group to the critic (``policy`` to both otherwise).
     - ``dones = terminated | truncated`` (int64); ``extras["time_outs"] = truncated & ~terminated``, so PPO
       bootstraps the value of episodes cut by the time limit or by a constraint overflow.
     - ``extras["log"]`` holds, per ended episode, ``Episode_Reward/<term>`` (the term's episode sum) and
@@ -32,6 +41,8 @@ class RslRlVecEnv(VecEnv):
       episodes as with an interval of 1, without a sync per step.
     - The env's outputs are views of its buffers, overwritten every step; rsl_rl keeps references to
       observations across a step, so this adapter hands it copies.
+    - ``cfg`` (the env ID, world count, task config and solver options) is what rsl_rl's loggers store with the
+      run (W&B's run config). A :class:`~steel_envs.ShardedVectorEnv` serves as the env too.
 
     Args:
         env: The vector env, in SAME_STEP autoreset mode.
@@ -47,7 +58,7 @@ class RslRlVecEnv(VecEnv):
 
     def __init__(
         self,
-        env: SteelVectorEnv,
+        env: NewtonVectorEnv,
         on_episodes: Callable[[torch.Tensor, torch.Tensor], None] | None = None,
         stats_interval: int = 1,
     ) -> None:
@@ -61,16 +72,20 @@ class RslRlVecEnv(VecEnv):
         self.num_actions = env.action_dim
         self.max_episode_length = env.max_episode_steps
         self.device = env.torch_device
-        self.cfg = {
-            "env_id": env.spec.id if env.spec is not None else type(env).__name__,
-            "num_envs": env.num_envs,
-            "task": dataclasses.asdict(env.config),
-            "solver_options": {k: str(v) for k, v in env.solver_options.as_kwargs().items()},
-        }
+        self.cfg = _EnvCfg(
+            env_id=env.spec.id if env.spec is not None else type(env).__name__,
+            num_envs=env.num_envs,
+            task=dataclasses.asdict(env.config),
+            solver_options={k: str(v) for k, v in env.solver_options.as_kwargs().items()},
+        )
         self.on_episodes = on_episodes
         self.recent_returns: deque[float] = deque(maxlen=100)
+        groups = getattr(env, "observation_groups", None)
+        # A distinct critic group (privileged blocks, or observation noise the critic should not see): rsl_rl feeds
+        # an observation group named "critic" to the critic when its obs_groups do not say otherwise.
+        self._critic_view = groups["critic"] if groups and groups["critic"] is not groups["policy"] else None
         obs, _ = env.reset()
-        self._obs = obs.clone()
+        self._obs = self._groups(obs)
 
     @property
     def episode_length_buf(self) -> torch.Tensor:
@@ -82,14 +97,22 @@ class RslRlVecEnv(VecEnv):
         # rsl_rl's init_at_random_ep_len spreads the time limits of the first episodes this way.
         self.env.episode_length.copy_(value.clamp(0, self.env.max_episode_steps - 1))
 
+    def _groups(self, obs: torch.Tensor) -> TensorDict:
+        """Copies of this step's observation groups: ``policy``, and ``critic`` where the env's differs."""
+        groups = {"policy": obs.clone()}
+        if self._critic_view is not None:
+            groups["critic"] = self._critic_view.clone()
+        return TensorDict(groups, batch_size=[self.num_envs])
+
     def get_observations(self) -> TensorDict:
-        """The current observations as ``TensorDict({"policy": obs})``."""
-        return TensorDict({"policy": self._obs.clone()}, batch_size=[self.num_envs])
+        """The current observations: ``TensorDict({"policy": obs})``, with ``"critic"`` where the env has a
+        distinct critic group (``env.observation_groups``)."""
+        return self._obs.clone()
 
     def step(self, actions: torch.Tensor) -> tuple[TensorDict, torch.Tensor, torch.Tensor, dict[str, Any]]:
         """Step the env; see the class docstring for the outputs."""
         obs, reward, terminated, truncated, info = self.env.step(actions.float())
-        self._obs = obs.clone()
+        self._obs = self._groups(obs)
         done = terminated | truncated
         extras: dict[str, Any] = {"time_outs": truncated & ~terminated}
         # Copies of this step's buffers (views the env overwrites), kept on the device until the next read; the log
@@ -104,7 +127,7 @@ class RslRlVecEnv(VecEnv):
             if log:
                 extras["log"] = log
         return (
-            TensorDict({"policy": self._obs.clone()}, batch_size=[self.num_envs]),
+            self._obs.clone(),
             reward.clone(),
             done.long(),
             extras,
