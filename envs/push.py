@@ -80,8 +80,8 @@ class PushScene(SteelVectorEnv):
     enable_collisions = True
     add_ground_plane = True
     action_dim = 2
-    camera_eye = (0.0, -1.2, 1.2)
-    camera_target = (0.0, 0.0, 0.0)
+    camera_eye = (0.0, -0.85, 0.85)  # the +-0.6 m workspace fills the frame; cube and finger read at a glance
+    camera_target = (0.0, 0.05, 0.0)
     solver_defaults = SteelSolverOptions(
         # The gantry declares position limits (x in [-1, 2] m, y in [-1, 1] m from its start); the options page: set
         # True whenever the model authors joint limits. Without it a constant action drove the finger 2 m past

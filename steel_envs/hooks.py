@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import newton
+import numpy as np
 import warp as wp
 
 from . import kernels
@@ -175,6 +176,12 @@ class TaskHooks:
     def observation_layout(self) -> dict[str, slice]:
         """Each observation block's entries by name, e.g. ``obs[:, env.observation_layout["joint_pos"]]``."""
         return observation_layout(self.observation_blocks())
+
+    def goal_positions(self) -> np.ndarray | None:
+        """World positions [m] of the task's goals, (num_envs, K, 3) float, drawn as markers by ``render``,
+        ``record`` and ``view`` (never into pixel observations); None: a task without point goals. Reads the device
+        (host work: for rendering only)."""
+        return None
 
     def _setup_task(self) -> None:
         """Allocate the task's buffers (at construction); the model, solver and core buffers exist."""

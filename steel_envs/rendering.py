@@ -2,7 +2,9 @@
 
 Each view renders one world (the sensor filters shapes by world) from a camera that looks at the scene's
 tracked body, or at the world origin for a fixed camera; the ground is drawn with a checkerboard so motion
-reads on screen. Frames come back as ``(H, W, 3)`` uint8 numpy arrays, several worlds tiled into one grid.
+reads on screen. Frames come back as ``(H, W, 3)`` uint8 numpy arrays, several worlds tiled into one grid. A task
+with goals (``goal_positions``) gets them drawn as green discs on the rendered frames, hidden behind nearer
+surfaces; pixel observations (``obs_mode``) never show them.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from newton.sensors import SensorCamera
 if TYPE_CHECKING:
     from .core import NewtonVectorEnv
 
-__all__ = ["Renderer", "write_video"]
+__all__ = ["GOAL_COLOR", "Renderer", "write_video"]
+
+GOAL_COLOR = (60, 220, 90)
+"""RGB of the goal markers drawn into rendered frames (``render``, ``record``)."""
 
 
 @wp.kernel(enable_backward=False)
@@ -44,6 +49,18 @@ def _look_at_transforms(
     # Columns: the camera's +X (right), +Y (up) and +Z (backwards: the camera looks along -Z).
     rot = wp.mat33(right[0], up[0], back[0], right[1], up[1], back[1], right[2], up[2], back[2])
     out[v] = wp.transformf(eye, wp.quat_from_matrix(rot))
+
+
+def _quat_to_matrix(q: np.ndarray) -> np.ndarray:
+    """Rotation matrix of a unit quaternion (x, y, z, w)."""
+    x, y, z, w = q
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 class Renderer:
@@ -78,6 +95,8 @@ class Renderer:
         self.rays = SensorCamera.compute_camera_rays_pinhole(width, height, camera_fov=fov, device=device)
         self.transforms = wp.empty(num_worlds, dtype=wp.transformf, device=device)
         self.color = None  # the image of frames(), allocated on first use (pixel observations bring their own)
+        self.depth = None
+        self.fov = fov
 
     def draw(self, color: wp.array | None = None, depth: wp.array | None = None) -> None:
         """Render into device images (num_worlds, H, W): packed RGBA uint32 and/or ray depth [m] (-1: no hit).
@@ -102,12 +121,42 @@ class Renderer:
         self.sensor.update(env.state_0, self.transforms, self.rays, color_image=color, depth_image=depth)
 
     def frames(self) -> np.ndarray:
-        """Render now; shape (num_worlds, H, W, 3) uint8."""
+        """Render now, with the task's goal markers; shape (num_worlds, H, W, 3) uint8."""
+        goals = self.env.goal_positions()
         if self.color is None:
             self.color = self.sensor.allocate_image_color(self.num_worlds, self.width, self.height)
-        self.draw(color=self.color)
+        if goals is not None and self.depth is None:
+            self.depth = self.sensor.allocate_image_depth(self.num_worlds, self.width, self.height)
+        self.draw(color=self.color, depth=self.depth if goals is not None else None)
         rgba = self.color.numpy().view(np.uint8).reshape(self.num_worlds, self.height, self.width, 4)
-        return np.ascontiguousarray(rgba[..., :3])
+        views = np.ascontiguousarray(rgba[..., :3])
+        if goals is not None:
+            self._draw_goals(views, np.asarray(goals, np.float64)[: self.num_worlds])
+        return views
+
+    def _draw_goals(self, views: np.ndarray, goals: np.ndarray) -> None:
+        """Paint each goal (num_worlds, K, 3) [m] as a disc at the pixel whose camera ray points at it, where no
+        surface in front of it covers that pixel (the depth image)."""
+        directions = self.rays.numpy()[:, :, 0, 1].astype(np.float64)  # (H, W, 3), camera frame, -Z forward
+        depth = self.depth.numpy().reshape(self.num_worlds, self.height, self.width)
+        poses = self.transforms.numpy().astype(np.float64)
+        rows, cols = np.mgrid[: self.height, : self.width]
+        radius = max(2, self.height // 48)
+        pixel_angle = self.fov / self.height
+        for v, pose in enumerate(poses):
+            rotation = _quat_to_matrix(pose[3:])
+            for goal in goals[v]:
+                local = rotation.T @ (goal - pose[:3])
+                distance = float(np.linalg.norm(local))
+                if distance < 1e-6:
+                    continue
+                score = directions @ (local / distance)
+                r, c = np.unravel_index(int(np.argmax(score)), score.shape)
+                if score[r, c] < np.cos(2.0 * pixel_angle):  # outside the view
+                    continue
+                disc = (rows - r) ** 2 + (cols - c) ** 2 <= radius**2
+                seen = (depth[v] < 0.0) | (depth[v] >= 0.98 * distance - 0.01)
+                views[v][disc & seen] = GOAL_COLOR
 
     def frame(self) -> np.ndarray:
         """Render now; world 0 as (H, W, 3) uint8, or the worlds tiled in a near-square grid."""

@@ -319,10 +319,30 @@ class LiveViewer:
         viewer = self.viewer
         viewer.begin_frame(self.sim_time)
         viewer.log_state(self.env.state_0)
+        self._log_goals()
         if force_gui or now - self._last_gui >= _GUI_PERIOD:
             self._status.content = self._status_text(now)
             self._last_gui = now
         viewer.end_frame()
+
+    def _log_goals(self) -> None:
+        """The task's goals (``goal_positions``) as green points, placed in the worlds' grid as the bodies are."""
+        import warp as wp
+
+        from steel_envs.rendering import GOAL_COLOR
+
+        goals = self.env.goal_positions()
+        if goals is None:
+            return
+        points = np.asarray(goals, np.float32).copy()
+        offsets = self.viewer.world_offsets
+        if offsets is not None:
+            points += offsets.numpy()[: len(points), None, :].astype(np.float32)
+        if self._selected is not None:
+            points = points[self._selected : self._selected + 1]
+        points = wp.array(points.reshape(-1, 3), dtype=wp.vec3, device=self.env.wp_device)
+        color = tuple(c / 255.0 for c in GOAL_COLOR)
+        self.viewer.log_points("goals", points, radii=0.03, colors=color)
 
     def _status_text(self, now: float) -> str:
         wall0, sim0 = self._rate

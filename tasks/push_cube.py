@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
 import torch
 import warp as wp
 from steel_envs.envs.push import CUBE_HALF, FINGER_RADIUS, PushScene, PushSceneConfig
@@ -173,6 +174,11 @@ class PushCubeEnv(PushScene):
     )
     train_defaults: ClassVar[dict] = {"num_envs": 128, "num_steps_per_env": 32, "max_iterations": 500}
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
+
+    def goal_positions(self) -> np.ndarray:
+        """Each world's goal on the ground, (num_envs, 1, 3) [m]."""
+        goals = self._goals.numpy()
+        return np.concatenate([goals[:, None, :2], np.zeros((len(goals), 1, 1))], axis=2)
 
     def _setup_task(self) -> None:
         self._goals = wp.zeros((self.num_envs, 2), dtype=wp.float32)

@@ -243,6 +243,11 @@ class SoftPushEnv(SoftScene):
         n = int(self.config.block_cells) + 1
         return tuple(k * n * n + j * n + i for k in (0, n - 1) for j in (0, n - 1) for i in (0, n - 1))
 
+    def goal_positions(self) -> np.ndarray:
+        """Each world's goal on the ground, (num_envs, 1, 3) [m]."""
+        goals = self._goals.numpy()
+        return np.concatenate([goals[:, None, :2], np.zeros((len(goals), 1, 1))], axis=2)
+
     def _setup_task(self) -> None:
         if self.model.tet_count % self.num_envs:
             raise RuntimeError(f"{type(self).__name__}: scenes must not add global tetrahedra")

@@ -124,3 +124,25 @@ def test_close_frees_the_env_without_a_garbage_collection(kwargs):
 def test_pixel_observations_allocate_no_unused_image():
     env = make(CARTPOLE, 2, obs_mode="rgb", render_size=(8, 6))
     assert env.obs_pipeline.camera.color is None  # the sensor writes into the observation images only
+
+
+def test_goal_markers_are_drawn_behind_nearer_surfaces_and_kept_out_of_pixel_observations():
+    """PushCube's goals appear as green discs on rendered frames (``render``, ``record``), hidden where a nearer
+    surface covers them, and never in pixel observations."""
+    from steel_envs.rendering import GOAL_COLOR
+
+    def marker_pixels(image) -> int:
+        return int((np.asarray(image) == np.array(GOAL_COLOR, np.uint8)).all(-1).sum())
+
+    env = make("steel_envs/PushCube-v0", 1, seed=0, render_mode="rgb_array", render_size=(160, 120))
+    env._goals.assign(np.array([[0.25, -0.25]], np.float32))  # an open spot of the floor, in view
+    seen = marker_pixels(env.render())
+    assert seen >= 12
+    cube = env.obs_pipeline.obs.numpy()[0, env.observation_layout["cube_pos"]][:2]
+    env._goals.assign(cube[None].astype(np.float32))  # under the cube: covered by it
+    assert marker_pixels(env.render()) < seen / 2
+    env._goals.assign(np.array([[40.0, 40.0]], np.float32))  # far out of the view
+    assert marker_pixels(env.render()) == 0
+    pixels = make("steel_envs/PushCube-v0", 1, seed=0, obs_mode="rgb", render_size=(160, 120))
+    obs, _ = pixels.reset(seed=0)
+    assert marker_pixels(obs[0].numpy()) == 0
