@@ -236,3 +236,18 @@ def test_skrl_ppo_runs():
     ).train()
     obs, _ = env.reset()
     assert obs.shape == (8, 4) and torch.isfinite(obs).all()
+
+
+def test_the_learning_benchmark_runs_any_id_and_prints_the_evaluate_table(tmp_path, capsys):
+    """``python -m steel_envs.training.benchmarks.learning <ID>`` (issue 14 item 5): trains, prints the curve, then
+    evaluates the policy beside random and the task's scripted solver."""
+    from steel_envs.training.benchmarks import learning
+
+    argv = ["steel_envs/CartpoleSwingup-v0", "--max-iterations", "1", "--num-envs", "8", "--episodes", "4"]
+    status = learning.main([*argv, "--log-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "mean return (last 100 episodes)" in out and "(final)" in out
+    rows = [line.split()[0] for line in out.splitlines() if line.startswith(("model_final", "random", "steel_envs."))]
+    assert rows == ["model_final.pt", "random", "steel_envs.tasks.cartpole_swingup:s"[:28]], out
+    assert status == 0  # CartpoleSwingup has no target return to miss
+    assert learning.scripted_policy_spec("steel_envs/AntRun-v0") is None

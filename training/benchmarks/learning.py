@@ -1,16 +1,19 @@
-"""Learning benchmarks: CartpoleBalance time-to-475 and the AntRun return curve over a wall-time budget.
+"""Learning benchmark of any ID: PPO with the task's defaults, the return curve, then ``evaluate``'s table.
 
-``python -m steel_envs.training.benchmarks.learning cartpole`` trains PPO (rsl-rl-lib, the task's default
-hyper-parameters) until the mean return of the last 100 episodes reaches 475 of 500, and prints the env-steps
-and wall time it took. ``python -m steel_envs.training.benchmarks.learning ant --minutes 10`` trains AntRun
-for that long and prints the return curve (mean of the last 100 episodes) every ``--every`` seconds.
-Both print the device and the number of worlds they ran; ``--device cuda:0 --num-envs 4096`` is the GPU run
-(``training/benchmarks/gpu_check.sh`` runs AntRun for 3 minutes on a GPU).
+``python -m steel_envs.training.benchmarks.learning steel_envs/AntRun-v0 --minutes 30`` trains PPO (rsl-rl-lib,
+the task's ``train_defaults``, ``--shards auto``) until the task's target return, its iteration count or the
+wall-time budget stops it, prints the curve (mean return of the last 100 episodes every ``--every`` seconds), then
+evaluates the trained policy (its mean action) beside the random policy and, where the task ships one, its scripted
+solver (``<task module>:scripted_policy``) over ``--episodes`` episodes with 95 % confidence intervals. ``cartpole``
+and ``ant`` are short names of CartpoleBalance-v0 and AntRun-v0. It prints the device and worlds it ran; ``--device
+cuda:0 --num-envs 4096`` is the GPU run (``training/benchmarks/gpu_check.sh``). Exit status 1 when the task has a
+target return that was not reached.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import tempfile
@@ -18,57 +21,53 @@ import tempfile
 import torch
 from steel_envs.training.train import TrainArgs, train
 
+__all__ = ["main", "scripted_policy_spec"]
+
+_SHORT_NAMES = {"cartpole": "steel_envs/CartpoleBalance-v0", "ant": "steel_envs/AntRun-v0"}
+
+
+def scripted_policy_spec(env_id: str) -> str | None:
+    """``"<module>:scripted_policy"`` of the task's scripted solver, or None where its module has none."""
+    import steel_envs
+
+    module = steel_envs.task_class(env_id).__module__
+    return f"{module}:scripted_policy" if hasattr(importlib.import_module(module), "scripted_policy") else None
+
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one benchmark and print its figures; exit 1 when the Cartpole target was not reached."""
+    """Train, print the curve, evaluate; exit 1 when the task's target return was not reached."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("task", choices=("cartpole", "ant"))
+    p.add_argument("env_id", help="a registered ID, or cartpole / ant")
     p.add_argument("--device", default="cpu")
     p.add_argument("--num-envs", type=int, default=None, help="worlds (default: the task's training default)")
-    p.add_argument("--minutes", type=float, default=10.0, help="ant: wall-time budget [min]")
-    p.add_argument("--every", type=float, default=60.0, help="ant: seconds between printed curve points")
+    p.add_argument("--minutes", type=float, default=None, help="wall-time budget [min] (default: none)")
+    p.add_argument("--max-iterations", type=int, default=None, help="PPO iterations (default: the task's)")
+    p.add_argument("--every", type=float, default=60.0, help="seconds between printed curve points")
+    p.add_argument("--episodes", type=int, default=100, help="evaluated episodes per policy")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--log-dir", default=None, help="run folder (default: a temporary one)")
     a = p.parse_args(argv)
     import warp as wp
 
     wp.config.log_level = wp.LOG_WARNING
-    log_dir = a.log_dir or tempfile.mkdtemp(prefix="steel-envs-bench-")
-    print(f"torch threads {torch.get_num_threads()}, CPU cores {os.cpu_count()}, device {a.device}")
-    if a.task == "cartpole":
-        r = train(
-            TrainArgs(
-                env_id="steel_envs/CartpoleBalance-v0",
-                device=a.device,
-                num_envs=a.num_envs,
-                seed=a.seed,
-                target_return=475.0,
-                max_iterations=2000,
-                log_dir=log_dir,
-                progress=False,
-            )
-        )
-        status = "reached" if r.target_reached else "NOT reached"
-        print(
-            f"CartpoleBalance-v0: mean return {r.mean_return:.1f} (target 475 {status}) after {r.env_steps} "
-            f"env-steps, {r.iterations} iterations, {r.seconds:.1f} s wall time"
-        )
-        return 0 if r.target_reached else 1
+    env_id = _SHORT_NAMES.get(a.env_id, a.env_id)
+    log_dir = a.log_dir or tempfile.mkdtemp(prefix="steel-envs-learning-")
+    print(f"{env_id}: torch threads {torch.get_num_threads()}, CPU cores {os.cpu_count()}, device {a.device}")
     r = train(
         TrainArgs(
-            env_id="steel_envs/AntRun-v0",
+            env_id=env_id,
             device=a.device,
             num_envs=a.num_envs,
             seed=a.seed,
-            max_seconds=60.0 * a.minutes,
-            max_iterations=10**6,
+            max_seconds=None if a.minutes is None else 60.0 * a.minutes,
+            max_iterations=a.max_iterations,
             log_dir=log_dir,
             progress=False,
         )
     )
     print(
-        f"AntRun-v0: {r.env_steps} env-steps, {r.iterations} iterations in {r.seconds:.0f} s "
-        f"({r.env_steps / r.seconds:.0f} env-steps/s)"
+        f"{env_id}: {r.env_steps} env-steps, {r.iterations} iterations in {r.seconds:.0f} s "
+        f"({r.env_steps / r.seconds:.0f} env-steps/s)" + (" - target reached" if r.target_reached else "")
     )
     print("  seconds   env-steps   mean return (last 100 episodes)")
     next_print = 0.0
@@ -78,7 +77,14 @@ def main(argv: list[str] | None = None) -> int:
             next_print += a.every
     print(f"  {r.seconds:7.0f}  {r.env_steps:10d}   {r.mean_return:9.1f}  (final)")
     print(f"checkpoint: {r.checkpoint}")
-    return 0
+    from steel_envs.training.evaluate import evaluate, table
+
+    policies = [r.checkpoint, "random", *filter(None, [scripted_policy_spec(env_id)])]
+    print(table(evaluate(env_id, policies, episodes=a.episodes, num_envs=16, device=a.device, progress=False)))
+    import steel_envs
+
+    target = getattr(steel_envs.task_class(env_id), "train_defaults", {}).get("target_return")
+    return 1 if target is not None and not r.target_reached else 0
 
 
 if __name__ == "__main__":
