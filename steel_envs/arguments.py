@@ -198,7 +198,9 @@ def check_world_factors(name: str, value: Any, num_envs: int) -> np.ndarray | No
     """
     if value is None:
         return None
-    raw = np.asarray(value.cpu() if isinstance(value, torch.Tensor) else value)
+    if isinstance(value, torch.Tensor):  # grad-tracking, low-precision or device tensors: their values, as float64
+        value = value.detach().to("cpu", torch.float64 if value.is_floating_point() else value.dtype)
+    raw = np.asarray(value)
     if raw.dtype.kind not in "iuf":
         raise ValueError(f"{name}: expected {num_envs} real factors > 0, got dtype {raw.dtype}")
     with np.errstate(over="ignore", under="ignore"):

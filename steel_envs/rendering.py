@@ -146,9 +146,11 @@ class Renderer:
         for v, pose in enumerate(poses):
             rotation = _quat_to_matrix(pose[3:])
             for goal in goals[v]:
+                if not np.isfinite(goal).all():
+                    continue
                 local = rotation.T @ (goal - pose[:3])
                 distance = float(np.linalg.norm(local))
-                if distance < 1e-6:
+                if distance < 1e-6 or local[2] >= 0.0:  # at or behind the camera (it looks along -Z)
                     continue
                 score = directions @ (local / distance)
                 r, c = np.unravel_index(int(np.argmax(score)), score.shape)

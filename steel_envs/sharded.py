@@ -45,15 +45,24 @@ def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str
         return
     conn.send(("ready", None))
 
+    critic = env.observation_groups["critic"]
+
     def publish(obs: torch.Tensor, info: dict[str, Any]) -> None:
         shared["obs"][rows] = obs
+        if "critic" in shared:
+            shared["critic"][rows] = critic
+        shared["episode_length"][rows] = env.episode_length
         for i, name in enumerate(_FLAGS):
             shared["flags"][i, rows] = info[name]
         for i, term in enumerate(env.terminations):
             shared["term_flags"][i, rows] = info[term.name]
 
     while True:
-        command, arg = conn.recv()
+        try:
+            command, arg = conn.recv()
+        except (EOFError, OSError):  # the parent is gone (dropped without close): stop quietly
+            env.close()
+            return
         try:
             if command == "step":
                 obs, reward, terminated, truncated, info = env.step(shared["actions"][rows])
@@ -160,6 +169,10 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
         obs_dim, terms = probe.single_observation_space.shape[0], len(probe.reward_terms)
+        groups = probe.observation_groups
+        critic_dim = groups["critic"].shape[1] if groups["critic"] is not groups["policy"] else 0
+        self.observation_layout = probe.observation_layout
+        self._observation_blocks = probe.observation_blocks()
         task_info = {key: view.dtype for key, view in probe.task_info.items()}
         probe.close()
 
@@ -170,6 +183,8 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         self._shared = {
             "actions": zeros(n, self.action_dim),
             "obs": zeros(n, obs_dim),
+            **({"critic": zeros(n, critic_dim)} if critic_dim else {}),
+            "episode_length": zeros(n, dtype=torch.int32),
             "final_obs": zeros(n, obs_dim),
             "reward": zeros(n),
             "terminated": zeros(n, dtype=torch.bool),
@@ -272,6 +287,22 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
             info["final_obs"], info["_final_obs"] = sh["final_obs"], sh["done"]
         return sh["obs"], sh["reward"], sh["terminated"], sh["truncated"], info
 
+    def observation_blocks(self) -> tuple[Any, ...]:
+        """The task's observation blocks (see :meth:`steel_envs.hooks.TaskHooks.observation_blocks`)."""
+        return self._observation_blocks
+
+    @property
+    def observation_groups(self) -> dict[str, torch.Tensor]:
+        """``policy`` and ``critic`` observation groups, as the single-process env's (shared-memory views)."""
+        obs = self._shared["obs"]
+        return {"policy": obs, "critic": self._shared.get("critic", obs)}
+
+    @property
+    def episode_length(self) -> torch.Tensor:
+        """Control steps of each world's current episode, (num_envs,) int32: a read-only copy of the workers'
+        counters, refreshed every step (writing it does not reach the workers)."""
+        return self._shared["episode_length"]
+
     def set_world_parameters(
         self,
         *,
@@ -301,13 +332,11 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
             raise RuntimeError("ShardedVectorEnv is closed")
         for conn in self._conns:
             conn.send(("render", None))
-        frames = []
-        for k, conn in enumerate(self._conns):
-            status, payload = conn.recv()
-            if status == "error":
-                raise RuntimeError(f"shard {k}: {payload}")
-            frames.append(payload)
-        return frames[0]
+        replies = [conn.recv() for conn in self._conns]  # every reply read, so the pipes stay in step
+        errors = [f"shard {k}: {payload}" for k, (status, payload) in enumerate(replies) if status == "error"]
+        if errors:
+            raise RuntimeError("; ".join(errors))
+        return replies[0][1]
 
     def close_extras(self, **kwargs: Any) -> None:
         """Stop the worker processes."""

@@ -14,6 +14,7 @@ import argparse
 import os
 from typing import Any
 
+import numpy as np
 import warp as wp
 
 __all__ = ["available_cores", "resolve_shards", "shards_arg"]
@@ -55,9 +56,9 @@ def resolve_shards(
 
     cls = steel_envs.task_class(env_id)
     if num_shards not in ("auto", None):
-        if isinstance(num_shards, bool) or not isinstance(num_shards, int) or num_shards < 1:
+        if isinstance(num_shards, (bool, np.bool_)) or not isinstance(num_shards, (int, np.integer)) or num_shards < 1:
             raise ValueError(f"num_shards: expected 'auto' or an int >= 1, got {num_shards!r}")
-        return num_shards, f"{num_shards} process(es), as asked"
+        return int(num_shards), f"{int(num_shards)} process(es), as asked"
     try:
         cuda = wp.get_device(device).is_cuda
     except Exception:  # not a device: the env's own check names the argument

@@ -143,6 +143,12 @@ def test_goal_markers_are_drawn_behind_nearer_surfaces_and_kept_out_of_pixel_obs
     assert marker_pixels(env.render()) < seen / 2
     env._goals.assign(np.array([[40.0, 40.0]], np.float32))  # far out of the view
     assert marker_pixels(env.render()) == 0
+    renderer = env._renderer  # no surface anywhere (depth -1): a NaN goal or one behind the camera is still not drawn
+    renderer.depth.assign(np.full(renderer.depth.shape, -1.0, np.float32))
+    views = np.zeros((1, 120, 160, 3), np.uint8)
+    behind = renderer.transforms.numpy()[0, :3] + np.array([0.0, -5.0, 0.0])  # the camera looks towards +y
+    renderer._draw_goals(views, np.array([[[np.nan, 0.0, 0.0], behind]]))
+    assert marker_pixels(views) == 0
     pixels = make("steel_envs/PushCube-v0", 1, seed=0, obs_mode="rgb", render_size=(160, 120))
     obs, _ = pixels.reset(seed=0)
     assert marker_pixels(obs[0].numpy()) == 0

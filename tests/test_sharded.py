@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -164,3 +167,39 @@ def test_auto_shards_take_every_core_with_enough_worlds_each(monkeypatch):
     finally:
         env.close()
     assert all(isinstance(cls.min_worlds_per_shard, int) for cls in steel_envs.registry().values())
+
+
+def test_sharded_env_serves_the_critic_group_layout_and_episode_lengths():
+    """Sharded training keeps the privileged critic: the shards' critic group, observation layout and episode
+    lengths are the one-process env's, bit for bit."""
+    from steel_envs.adapters.rsl_rl import RslRlVecEnv
+
+    quad = "steel_envs/QuadrupedVelocity-v0"
+    one = steel_envs.make_vec(quad, 4, device="cpu", seed=2, obs_noise_std=0.1)
+    two = steel_envs.make_vec(quad, 4, num_shards=2, seed=2, obs_noise_std=0.1)
+    try:
+        assert two.observation_layout == one.observation_layout
+        assert two.observation_blocks() == one.observation_blocks()
+        actions = torch.full((4, 12), 0.3)
+        for _ in range(3):
+            one.step(actions)
+            two.step(actions)
+        for name in ("policy", "critic"):
+            assert torch.equal(two.observation_groups[name], one.observation_groups[name])
+        assert torch.equal(two.episode_length, one.episode_length)
+        assert RslRlVecEnv(two).get_observations()["critic"].shape == (4, one.observation_dim + 3)
+    finally:
+        one.close()
+        two.close()
+
+
+def test_a_sharded_env_dropped_without_close_stops_its_workers_quietly(tmp_path):
+    script = tmp_path / "drop.py"
+    script.write_text(
+        "import time\nimport steel_envs\n\n"
+        "if __name__ == '__main__':\n"
+        "    env = steel_envs.make_vec('steel_envs/CartpoleBalance-v0', 2, num_shards=2, seed=0)\n"
+        "    del env\n    time.sleep(3)\n"
+    )
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
