@@ -109,9 +109,10 @@ def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str
 class ShardedVectorEnv(gym.vector.VectorEnv):
     """``num_envs`` worlds of ``env_id`` stepped by ``num_shards`` CPU processes, one vector env to the caller.
 
-    The API, the info keys and the semantics are those of :class:`~steel_envs.SteelVectorEnv` (CPU only);
-    returned tensors are views of shared memory, overwritten by the next call. ``config``, ``solver_options`` and
-    ``spec`` are those of every shard's env (read from a one-world probe built in the parent).
+    The API (:class:`~steel_envs.VectorEnvProtocol`), the info keys and the semantics are those of the
+    single-process env (CPU only); returned tensors are views of shared memory, overwritten by the next call.
+    ``config``, ``solver_options``, ``spec`` and the observation layout are those of every shard's env (read from a
+    one-world probe built in the parent).
 
     Args:
         env_id: A registered ID.
@@ -265,7 +266,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         self._gather()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        """Reset all worlds or ``options["reset_mask"]``; see :meth:`SteelVectorEnv.reset`."""
+        """Reset all worlds or ``options["reset_mask"]``; see :meth:`steel_envs.NewtonVectorEnv.reset`."""
         mask = check_reset_options(options, self.num_envs, self.torch_device)
         if seed is not None:
             super().reset(seed=seed)
@@ -277,7 +278,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         }
 
     def step(self, actions: torch.Tensor | np.ndarray):
-        """Step every shard; see :meth:`SteelVectorEnv.step` for the arguments, outputs and errors."""
+        """Step every shard; see :meth:`steel_envs.NewtonVectorEnv.step` for the arguments, outputs and errors."""
         actions = check_actions(actions, (self.num_envs, self.action_dim), self.torch_device, self.nonfinite_actions)
         self._shared["actions"].copy_(actions)
         self._send("step")

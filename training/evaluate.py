@@ -21,7 +21,7 @@ threshold, ``scipy.stats.ecdf``).
 ``zero``.
 
 **Sweeps**: ``friction`` and ``mass_scale`` factors (relative to the model as built), applied per world
-with :meth:`steel_envs.SteelVectorEnv.set_world_parameters`; every cell of the grid runs in the same env.
+with :meth:`steel_envs.NewtonVectorEnv.set_world_parameters`; every cell of the grid runs in the same env.
 """
 
 from __future__ import annotations

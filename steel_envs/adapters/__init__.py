@@ -1,4 +1,5 @@
-"""Adapters from :class:`steel_envs.SteelVectorEnv` to the env contracts of RL libraries.
+"""Adapters from a steel-envs vector env (:class:`steel_envs.VectorEnvProtocol`) to the env contracts of RL
+libraries.
 
 ``import steel_envs`` imports none of them, so the core installs without any RL library; each submodule
 needs its own:
