@@ -55,6 +55,40 @@ def random_actions(env, steps: int, seed: int = 0) -> list[torch.Tensor]:
     return [torch.rand(env.num_envs, env.action_dim, generator=g) * 2 - 1 for _ in range(steps)]
 
 
+def first_episodes(env_id: str, policy, num_envs: int = 16, seed: int = 0, **kwargs) -> dict[str, torch.Tensor]:
+    """Run ``policy`` on ``num_envs`` worlds until each has ended one episode (asserting that every world does
+    within the time limit); the return ``r``, length ``l`` and (where the task reports it) ``success`` of each
+    world's first episode, shape (num_envs,), and ``lowest``, the lowest particle centre z [m] after any step (inf
+    without particles). ``kwargs`` go to the env."""
+    env = make(env_id, num_envs, seed=seed, **kwargs)
+    try:
+        obs, _ = env.reset(seed=seed)
+        ended = torch.zeros(num_envs, dtype=torch.bool)
+        out = {
+            "r": torch.zeros(num_envs),
+            "l": torch.zeros(num_envs),
+            "success": torch.zeros(num_envs, dtype=torch.bool),
+            "lowest": torch.tensor(float("inf")),
+        }
+        for _ in range(env.max_episode_steps):
+            obs, _, _, _, info = env.step(policy(obs))
+            new = info["_episode"] & ~ended
+            out["r"] = torch.where(new, info["episode"]["r"], out["r"])
+            out["l"] = torch.where(new, info["episode"]["l"].float(), out["l"])
+            if "success" in info:  # the last step of each world's first episode counts
+                out["success"] |= new & info["success"]
+            if env.model.particle_count:  # every world's particles after the step (an ended world is reset)
+                lowest = float(env.state_0.particle_q.numpy()[:, 2].min())
+                out["lowest"] = torch.minimum(out["lowest"], torch.tensor(lowest))
+            ended |= info["_episode"]
+            if bool(ended.all()):
+                break
+        assert bool(ended.all()), "every world ends an episode within the time limit"
+        return out
+    finally:
+        env.close()
+
+
 @pytest.fixture
 def cartpole():
     env = make(CARTPOLE, 4, seed=3)

@@ -10,38 +10,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import first_episodes
 from steel_envs.tasks import cartpole_swingup, push_cube
 
 import steel_envs
 
 SWINGUP = "steel_envs/CartpoleSwingup-v0"
 PUSH = "steel_envs/PushCube-v0"
-WORLDS = 16
 RAIL_TOL = 0.005  # m, the prismatic tolerance of tests/test_joint_limits.py
-
-
-def first_episodes(env_id: str, policy, seed: int = 0) -> dict[str, torch.Tensor]:
-    """Run ``policy`` on WORLDS worlds until each has ended one episode; the return, length and (where the task
-    reports it) success of each world's first episode, shape (WORLDS,)."""
-    env = steel_envs.make_vec(env_id, num_envs=WORLDS, device="cpu", seed=seed)
-    try:
-        obs, _ = env.reset(seed=seed)
-        ended = torch.zeros(WORLDS, dtype=torch.bool)
-        out = {"r": torch.zeros(WORLDS), "l": torch.zeros(WORLDS), "success": torch.zeros(WORLDS, dtype=torch.bool)}
-        for _ in range(env.max_episode_steps):
-            obs, _, _, _, info = env.step(policy(obs))
-            new = info["_episode"] & ~ended
-            out["r"] = torch.where(new, info["episode"]["r"], out["r"])
-            out["l"] = torch.where(new, info["episode"]["l"].float(), out["l"])
-            if "success" in info:
-                out["success"] |= new & info["success"]
-            ended |= info["_episode"]
-            if bool(ended.all()):
-                break
-        assert bool(ended.all()), "every world ends an episode within the time limit"
-        return out
-    finally:
-        env.close()
 
 
 def test_cartpole_swingup_scripted_policy_returns_at_least_380_of_500():

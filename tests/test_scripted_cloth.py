@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import torch
-from conftest import make
+from conftest import first_episodes, make
 from steel_envs.tasks.cloth_fold import scripted_policy
 
 CLOTH = "steel_envs/ClothFold-v0"
@@ -13,25 +13,10 @@ WORLDS = 16
 
 def test_cloth_fold_scripted_policy_succeeds_in_at_least_90_percent_and_stays_above_the_ground():
     # The fold succeeds by step ~39 (100-step episodes in the README's figures); 60 steps keep the CI test short.
-    env = make(CLOTH, WORLDS, seed=0, max_episode_steps=60)
-    try:
-        obs, _ = env.reset(seed=0)
-        ended = torch.zeros(WORLDS, dtype=torch.bool)
-        success = torch.zeros(WORLDS, dtype=torch.bool)
-        lowest = float("inf")
-        for _ in range(env.max_episode_steps):
-            obs, _, _, _, info = env.step(scripted_policy(obs))
-            new = info["_episode"] & ~ended
-            success |= new & info["success"]  # the last step of each world's first episode counts
-            ended |= info["_episode"]
-            lowest = min(lowest, float(env.state_0.particle_q.numpy()[:, 2].min()))
-            if bool(ended.all()):
-                break
-        assert bool(ended.all()), "every world ends an episode within the time limit"
-        assert success.float().mean() >= 0.9, success
-        assert lowest >= 0.0, f"a particle centre went {-1e3 * lowest:.3f} mm under the ground"
-    finally:
-        env.close()
+    episodes = first_episodes(CLOTH, scripted_policy, WORLDS, max_episode_steps=60)
+    assert episodes["success"].float().mean() >= 0.9, episodes["success"]
+    lowest = float(episodes["lowest"])
+    assert lowest >= 0.0, f"a particle centre went {-1e3 * lowest:.3f} mm under the ground"
 
 
 def test_the_scripted_policy_lifts_first_and_returns_actions_in_range():

@@ -7,34 +7,17 @@ evaluate``).
 from __future__ import annotations
 
 import torch
+from conftest import first_episodes
 from steel_envs.tasks.soft_push import scripted_policy
-
-import steel_envs
 
 SOFT = "steel_envs/SoftPush-v0"
 WORLDS = 16
 
 
 def test_soft_push_scripted_policy_succeeds_in_at_least_90_percent_above_the_ground():
-    env = steel_envs.make_vec(SOFT, num_envs=WORLDS, device="cpu", seed=0)
-    try:
-        obs, _ = env.reset(seed=0)
-        ended = torch.zeros(WORLDS, dtype=torch.bool)
-        success = torch.zeros(WORLDS, dtype=torch.bool)
-        lowest = float("inf")
-        for _ in range(env.max_episode_steps):
-            obs, _, _, _, info = env.step(scripted_policy(obs))
-            # Particle centres of every world after the step (an ended world is already reset: still a state).
-            lowest = min(lowest, float(env.state_0.particle_q.numpy()[:, 2].min()))
-            new = info["_episode"] & ~ended
-            success |= new & info["success"]
-            ended |= info["_episode"]
-            if bool(ended.all()):
-                break
-    finally:
-        env.close()
-    assert bool(ended.all()), "every world ends an episode within the time limit"
-    assert success.float().mean() >= 0.9, success
+    episodes = first_episodes(SOFT, scripted_policy, WORLDS)
+    assert episodes["success"].float().mean() >= 0.9, episodes["success"]
+    lowest = float(episodes["lowest"])
     assert lowest > 0.0, f"a particle centre went {-lowest * 1e3:.2f} mm below the ground"
 
 
