@@ -5,11 +5,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import warp as wp
 
 from steel_envs.vector_env import TaskConfig
 
-__all__ = ["PushGoalConfig", "draw_goal"]
+__all__ = ["PushGoalConfig", "draw_goal", "goals_on_ground"]
+
+
+def goals_on_ground(goals: wp.array) -> np.ndarray:
+    """The pushing tasks' ``goal_positions``: each world's goal (num_envs, 2) [m] on the ground, as (num_envs, 1, 3)."""
+    xy = goals.numpy()
+    return np.concatenate([xy[:, None, :2], np.zeros((len(xy), 1, 1))], axis=2)
 
 
 @wp.func

@@ -10,7 +10,7 @@ import torch
 import warp as wp
 from steel_envs.envs.push import CUBE_HALF, FINGER_RADIUS, PushScene, PushSceneConfig
 from steel_envs.tasks import register_task
-from steel_envs.tasks.goals import PushGoalConfig, draw_goal
+from steel_envs.tasks.goals import PushGoalConfig, draw_goal, goals_on_ground
 
 from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
 
@@ -177,8 +177,7 @@ class PushCubeEnv(PushScene):
 
     def goal_positions(self) -> np.ndarray:
         """Each world's goal on the ground, (num_envs, 1, 3) [m]."""
-        goals = self._goals.numpy()
-        return np.concatenate([goals[:, None, :2], np.zeros((len(goals), 1, 1))], axis=2)
+        return goals_on_ground(self._goals)
 
     def _setup_task(self) -> None:
         self._goals = wp.zeros((self.num_envs, 2), dtype=wp.float32)

@@ -10,7 +10,7 @@ import torch
 import warp as wp
 from steel_envs.envs.soft import PARTICLE_RADIUS, PUSHER_HALF, SoftScene, SoftSceneConfig
 from steel_envs.tasks import register_task
-from steel_envs.tasks.goals import PushGoalConfig, draw_goal
+from steel_envs.tasks.goals import PushGoalConfig, draw_goal, goals_on_ground
 
 from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
 
@@ -245,8 +245,7 @@ class SoftPushEnv(SoftScene):
 
     def goal_positions(self) -> np.ndarray:
         """Each world's goal on the ground, (num_envs, 1, 3) [m]."""
-        goals = self._goals.numpy()
-        return np.concatenate([goals[:, None, :2], np.zeros((len(goals), 1, 1))], axis=2)
+        return goals_on_ground(self._goals)
 
     def _setup_task(self) -> None:
         if self.model.tet_count % self.num_envs:
