@@ -97,6 +97,7 @@ class Renderer:
         self.color = None  # the image of frames(), allocated on first use (pixel observations bring their own)
         self.depth = None
         self.fov = fov
+        self._ray_directions = None  # (H, W, 3) float64 host copy of the rays, for goal markers (fixed per camera)
 
     def draw(self, color: wp.array | None = None, depth: wp.array | None = None) -> None:
         """Render into device images (num_worlds, H, W): packed RGBA uint32 and/or ray depth [m] (-1: no hit).
@@ -137,10 +138,12 @@ class Renderer:
     def _draw_goals(self, views: np.ndarray, goals: np.ndarray) -> None:
         """Paint each goal (num_worlds, K, 3) [m] as a disc at the pixel whose camera ray points at it, where no
         surface in front of it covers that pixel (the depth image)."""
-        directions = self.rays.numpy()[:, :, 0, 1].astype(np.float64)  # (H, W, 3), camera frame, -Z forward
+        if self._ray_directions is None:  # camera frame, -Z forward; the rays never change
+            self._ray_directions = self.rays.numpy()[:, :, 0, 1].astype(np.float64)
+        directions = self._ray_directions
         depth = self.depth.numpy().reshape(self.num_worlds, self.height, self.width)
         poses = self.transforms.numpy().astype(np.float64)
-        rows, cols = np.mgrid[: self.height, : self.width]
+        rows, cols = np.ogrid[: self.height, : self.width]
         radius = max(2, self.height // 48)
         pixel_angle = self.fov / self.height
         for v, pose in enumerate(poses):
