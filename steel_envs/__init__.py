@@ -19,13 +19,14 @@ from .protocol import VectorEnvProtocol
 from .sharded import ShardedVectorEnv
 from .single_env import SteelSingleEnv
 from .solver_options import SteelSolverOptions, VBDSolverOptions
-from .spec import ObservationBlock
+from .spec import EpisodeMetric, ObservationBlock
 from .tasks import ENV_IDS, register_task, registry, task_class
 from .vbd_env import VBDVectorEnv
 from .vector_env import InitialStateSpec, RewardTerm, SteelVectorEnv, TaskConfig, TerminationTerm
 
 __all__ = [
     "ENV_IDS",
+    "EpisodeMetric",
     "InitialStateSpec",
     "NewtonVectorEnv",
     "ObservationBlock",

@@ -180,8 +180,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--policy",
         default="random",
-        help="random, zero, module:function (obs -> actions), a train checkpoint or an .onnx / TorchScript file "
-        "(as steel-envs evaluate; default random)",
+        help="random, zero, reference[:<seed>] (the shipped reference policy), module:function (obs -> actions), a "
+        "train checkpoint or an .onnx / TorchScript file (as steel-envs evaluate; default random)",
     )
     r.add_argument("--worlds", type=int, default=1, help="worlds tiled into the video (default 1)")
     r.add_argument("--size", default="320x240", help="frame size per world, WxH (default 320x240)")
@@ -192,8 +192,8 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument(
         "--policy",
         default="random",
-        help="random, zero, module:function (obs -> actions), a train checkpoint or an .onnx / TorchScript file "
-        "(as steel-envs evaluate; default random)",
+        help="random, zero, reference[:<seed>] (the shipped reference policy), module:function (obs -> actions), a "
+        "train checkpoint or an .onnx / TorchScript file (as steel-envs evaluate; default random)",
     )
     w.add_argument("--num-envs", type=int, default=4, help="number of worlds, laid out on a grid (default 4)")
     w.add_argument("--port", type=int, default=8080, help="web server port; the next free one if taken (default 8080)")

@@ -448,6 +448,8 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
         self.penetration.measure()
         stats.finalize_dones(self._overflow_flags, skip, self.action_pipeline.nonfinite, self.penetration.flags)
         self._compute_rewards(stats.reward_terms)
+        if self.metrics:
+            self._compute_metrics(stats.metric_values)
         stats.accumulate(skip, self._overflow_flags, self.penetration)
 
     def _reset_ended_worlds(self) -> None:
@@ -492,11 +494,6 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
             RuntimeError: If the env is closed.
         """
         self._check_open()
-        if not self.backend.supports_world_parameters:
-            raise ValueError(
-                f"{type(self).__name__}.set_world_parameters: not supported on {self.backend.name} scenes (its "
-                "notify_model_changed has no world mask)"
-            )
         self.randomizer.set_world_parameters(friction_scale, mass_scale)
 
     def close_extras(self, **kwargs: Any) -> None:

@@ -22,7 +22,15 @@ import numpy as np
 import warp as wp
 
 from . import kernels
-from .spec import InitialStateSpec, ObservationBlock, RewardTerm, TaskConfig, TerminationTerm, observation_layout
+from .spec import (
+    EpisodeMetric,
+    InitialStateSpec,
+    ObservationBlock,
+    RewardTerm,
+    TaskConfig,
+    TerminationTerm,
+    observation_layout,
+)
 
 if TYPE_CHECKING:
     from .backends import SolverBackend
@@ -136,6 +144,9 @@ class TaskHooks:
     privileged_observations: ClassVar[tuple[ObservationBlock, ...]] = ()
     """Blocks only the critic sees: the ``critic`` observation group is the policy's state observations without
     noise, then these (``env.observation_groups``); written by :meth:`_compute_privileged_observations`."""
+    metrics: ClassVar[tuple[EpisodeMetric, ...]] = ()
+    """The task's episode metrics (see :class:`steel_envs.EpisodeMetric`), written each step by
+    :meth:`_compute_metrics` and reported per ended episode in ``info["episode"]``."""
     default_max_episode_steps: ClassVar[int] = 1000
     """Time limit [control steps] when the user gives none (``max_episode_steps``); also Gymnasium's ``TimeLimit``."""
     requested_observables: ClassVar[tuple[str, ...]] = ()
@@ -205,6 +216,11 @@ class TaskHooks:
     def _compute_termination_terms(self, flags: wp.array) -> None:
         """Write each declared termination term, shape (len(terminations), num_envs) bool, in ``terminations``
         order."""
+        raise NotImplementedError
+
+    def _compute_metrics(self, values: wp.array) -> None:
+        """Write each declared metric's value of this step, shape (len(metrics), num_envs) float32, in ``metrics``
+        order (only for a task that declares metrics); runs after :meth:`_compute_rewards`."""
         raise NotImplementedError
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:

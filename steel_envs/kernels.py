@@ -243,6 +243,46 @@ def accumulate_rewards(
 
 
 @wp.kernel(enable_backward=False)
+def accumulate_metrics(
+    metric_count: wp.int32,
+    aggregates: wp.array[wp.int32],
+    skip: wp.array[wp.bool],
+    done_mask: wp.array[wp.bool],
+    episode_length: wp.array[wp.int32],
+    values: wp.array2d[wp.float32],
+    sums: wp.array2d[wp.float32],
+    final: wp.array2d[wp.float32],
+):
+    """Add this step's metric values (metric_count, num_envs) to the episode sums; an ended world reduces them into
+    ``final``: the sum (aggregate 0), the mean over the episode's steps (1) or the root of that mean (2, RMS)."""
+    w = wp.tid()
+    if skip[w]:
+        return
+    steps = float(wp.max(episode_length[w], 1))
+    for m in range(metric_count):
+        total = sums[m, w] + values[m, w]
+        sums[m, w] = total
+        if done_mask[w]:
+            kind = aggregates[m]
+            if kind == 0:
+                final[m, w] = total
+            elif kind == 1:
+                final[m, w] = total / steps
+            else:
+                final[m, w] = wp.sqrt(wp.max(total, 0.0) / steps)
+
+
+@wp.kernel(enable_backward=False)
+def reset_metric_sums(world_mask: wp.array[wp.bool], metric_count: wp.int32, sums: wp.array2d[wp.float32]):
+    """Zero the running metric sums of the selected worlds."""
+    w = wp.tid()
+    if not world_mask[w]:
+        return
+    for m in range(metric_count):
+        sums[m, w] = 0.0
+
+
+@wp.kernel(enable_backward=False)
 def reset_episode_statistics(
     world_mask: wp.array[wp.bool],
     term_count: wp.int32,

@@ -29,6 +29,7 @@ class VectorEnvProtocol(Protocol):
             :class:`steel_envs.VBDSolverOptions`).
         reward_terms: Names of the reward terms (``info["reward_<name>"]``).
         terminations: The task's :class:`steel_envs.TerminationTerm` declarations (``info["<name>"]``).
+        metrics: The task's :class:`steel_envs.EpisodeMetric` declarations (``info["episode"]["<name>"]``).
         max_episode_steps: Time limit [control steps].
         control_dt: Time of one control step [s].
         torch_device: Where the returned tensors live.
@@ -45,6 +46,7 @@ class VectorEnvProtocol(Protocol):
     solver_options: Any
     reward_terms: tuple[str, ...]
     terminations: tuple[Any, ...]
+    metrics: tuple[Any, ...]
     max_episode_steps: int
     control_dt: float
     torch_device: torch.device

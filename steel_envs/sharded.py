@@ -73,9 +73,11 @@ def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str
                     shared["reward_terms"][i, rows] = info[f"reward_{term}"]
                 for key in env.task_info:
                     shared[f"task_{key}"][rows] = info[key]
-                for i, term in enumerate(env.terminations):
-                    shared["ep_term_flags"][i, rows] = info["episode"][term.name]
                 episode = info["episode"]
+                for i, term in enumerate(env.terminations):
+                    shared["ep_term_flags"][i, rows] = episode[term.name]
+                for i, metric in enumerate(env.metrics):
+                    shared["ep_metrics"][i, rows] = episode[metric.name]
                 shared["done"][rows] = info["_episode"]
                 shared["ep_r"][rows] = episode["r"]
                 shared["ep_l"][rows] = episode["l"]
@@ -152,6 +154,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         self.action_dim = probe.action_dim
         self.reward_terms = probe.reward_terms
         self.terminations = probe.terminations
+        self.metrics = probe.metrics
         self.decimation = probe.decimation
         self.control_dt = probe.control_dt
         self.max_episode_steps = probe.max_episode_steps
@@ -200,6 +203,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
             "ep_terms": zeros(terms, n),
             "term_flags": zeros(len(self.terminations), n, dtype=torch.bool),
             "ep_term_flags": zeros(len(self.terminations), n, dtype=torch.bool),
+            "ep_metrics": zeros(len(self.metrics), n),
             **{f"task_{key}": zeros(n, dtype=dtype) for key, dtype in task_info.items()},
         }
         bounds = np.linspace(0, n, num_shards + 1).astype(int)
@@ -242,6 +246,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
                 "penetration": sh["ep_penetration"],
                 **{f"reward_{t}": sh["ep_terms"][i] for i, t in enumerate(self.reward_terms)},
                 **{t.name: sh["ep_term_flags"][i] for i, t in enumerate(self.terminations)},
+                **{m.name: sh["ep_metrics"][i] for i, m in enumerate(self.metrics)},
             },
             "_episode": sh["done"],
             **{key: sh[f"task_{key}"] for key in task_info},

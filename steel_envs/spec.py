@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "METRIC_AGGREGATES",
     "RESERVED_INFO_KEYS",
+    "EpisodeMetric",
     "InitialStateSpec",
     "ObservationBlock",
     "RewardTerm",
@@ -153,6 +155,37 @@ class TerminationTerm:
     terminal state (``terminated``)."""
 
 
+METRIC_AGGREGATES = {"sum": 0, "mean": 1, "rms": 2}
+"""How an :class:`EpisodeMetric` reduces its per-step values over an episode, and the kernel's code of each."""
+
+
+@dataclass(frozen=True)
+class EpisodeMetric:
+    """A named task metric reported once per ended episode, as Isaac Lab's ``extras["log"]`` and mjlab's metrics
+    report them: not a reward, a figure an RL user checks (distance travelled, a tracking error).
+
+    The task's :meth:`~steel_envs.hooks.TaskHooks._compute_metrics` writes one float32 per world and control step;
+    the core reduces them over the episode by ``aggregate`` and reports the result in ``info["episode"]["<name>"]``
+    (num_envs,) float32 for each ended episode; ``steel-envs evaluate`` tabulates it with a confidence interval.
+    """
+
+    name: str
+    """The metric's key in ``info["episode"]``."""
+    aggregate: str
+    """``"sum"`` (sum of the step values, e.g. displacements into a distance), ``"mean"`` (their mean over the
+    episode's steps) or ``"rms"`` (square root of the mean of the step values, which are squares: an RMS error)."""
+    unit: str
+    """Unit of the reported value."""
+    description: str
+    """What the reported value is, as the task's docstring says it."""
+
+    def __post_init__(self) -> None:
+        if self.aggregate not in METRIC_AGGREGATES:
+            raise ValueError(
+                f"EpisodeMetric.aggregate: expected one of {list(METRIC_AGGREGATES)}, got {self.aggregate!r}"
+            )
+
+
 RESERVED_INFO_KEYS = frozenset(
     {
         "constraint_overflow",
@@ -241,7 +274,8 @@ def check_task_declarations(cls: type) -> None:
     run for every env class at its definition (``__init_subclass__``).
 
     Raises:
-        TypeError: On a duplicate reward or termination name, a termination named like a core ``info`` key, or a
+        TypeError: On a duplicate reward, termination or metric name, a termination named like a core ``info`` key, a
+            metric named like another ``info["episode"]`` key, or a
             reward weight that is not a field of ``cls.config_cls``.
     """
     if "rewards" in cls.__dict__:
@@ -256,6 +290,18 @@ def check_task_declarations(cls: type) -> None:
         raise TypeError(
             f"{cls.__name__}.terminations: names must be unique and not one of the core's info keys "
             f"{sorted(RESERVED_INFO_KEYS)}, got {names}"
+        )
+    names = [m.name for m in cls.metrics]
+    taken = {
+        "r",
+        "l",
+        *RESERVED_INFO_KEYS,
+        *(f"reward_{t.name}" for t in cls.rewards),
+        *(t.name for t in cls.terminations),
+    }
+    if len(set(names)) != len(names) or taken & set(names):
+        raise TypeError(
+            f"{cls.__name__}.metrics: names must be unique and not another key of info['episode'], got {names}"
         )
     fields = {f.name for f in dataclasses.fields(cls.config_cls)}
     for term in cls.rewards:

@@ -10,9 +10,11 @@ from steel_envs.envs.ant import HINGE_NAMES, AntScene, AntSceneConfig
 from steel_envs.tasks import register_task
 from steel_envs.tasks.locomotion import (
     action_sq_norm,
+    distance_metric,
     floating_base_blocks,
     healthy_z_terminations,
     world_wrench_sq_norm,
+    x_displacement,
 )
 
 from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
@@ -157,6 +159,10 @@ class AntRunEnv(AntScene):
     Terminated when the torso z leaves [0.2, 1.0] m (term ``unhealthy``, if ``terminate_when_unhealthy``) or the
     state is non-finite; truncated after 1000 steps (50 s) or on a SolverSteel constraint overflow.
 
+    ## Metrics (``info["episode"]``, per ended episode)
+    - ``distance_x`` [m]: how far the torso travelled in +x over the episode (an early end counts the
+      distance reached).
+
     ## Differences from Ant-v5
     The model is nv_ant.xml (gear 15, not 150); velocities are Newton's (COM velocity and angular velocity
     in world frame, where MuJoCo's free-joint angular velocity is in the body frame); quaternions are
@@ -178,6 +184,7 @@ class AntRunEnv(AntScene):
         RewardTerm("survive", weight="healthy_reward"),
     )
     terminations = (TerminationTerm("unhealthy"),)
+    metrics = (distance_metric("torso"),)
     default_max_episode_steps = 1000
     train_defaults: ClassVar[dict] = {
         "num_envs": 128,
@@ -214,6 +221,7 @@ class AntRunEnv(AntScene):
 
     def _setup_task(self) -> None:
         self._x_before = wp.zeros(self.num_envs, dtype=wp.float32)
+        self._x_after = wp.zeros(self.num_envs, dtype=wp.float32)
         self._healthy = wp.zeros(self.num_envs, dtype=wp.bool)
 
     def _pre_physics(self) -> None:
@@ -255,6 +263,12 @@ class AntRunEnv(AntScene):
             ],
             outputs=[self._healthy, flags],
         )
+
+    def _compute_metrics(self, values: wp.array) -> None:
+        self.launch_per_world(
+            _record_torso_x, inputs=[self.model.body_world_start, self.state_0.body_q], outputs=[self._x_after]
+        )
+        self.launch_per_world(x_displacement, inputs=[self._x_before, self._x_after], outputs=[values])
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:
         c = self.config

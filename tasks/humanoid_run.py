@@ -10,9 +10,11 @@ from steel_envs.envs.humanoid import ACTUATED, HumanoidScene, HumanoidSceneConfi
 from steel_envs.tasks import register_task
 from steel_envs.tasks.locomotion import (
     action_sq_norm,
+    distance_metric,
     floating_base_blocks,
     healthy_z_terminations,
     world_wrench_sq_norm,
+    x_displacement,
 )
 
 from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
@@ -182,6 +184,10 @@ class HumanoidRunEnv(HumanoidScene):
     Terminated when the torso z leaves (1.0, 2.0) m (term ``unhealthy``) or the state is non-finite; truncated after
     1000 steps (15 s) or on a constraint overflow.
 
+    ## Metrics (``info["episode"]``, per ended episode)
+    - ``distance_x`` [m]: how far the mass-weighted centre of mass travelled in +x over the episode (an early end
+      counts the distance reached).
+
     ## Differences from Humanoid-v5
     The model is nv_humanoid.xml (its gears, springs and damping); velocities are Newton's (world frame);
     the observation drops MuJoCo's ``cinert`` (constant body inertias) and uses Steel's contact forces for
@@ -197,6 +203,7 @@ class HumanoidRunEnv(HumanoidScene):
         RewardTerm("survive", weight="healthy_reward"),
     )
     terminations = (TerminationTerm("unhealthy"),)
+    metrics = (distance_metric("mass-weighted centre of mass"),)
     default_max_episode_steps = 1000
     requested_observables = ("contact_f",)
     train_defaults: ClassVar[dict] = {
@@ -231,6 +238,7 @@ class HumanoidRunEnv(HumanoidScene):
 
     def _setup_task(self) -> None:
         self._x_before = wp.zeros(self.num_envs, dtype=wp.float32)
+        self._x_after = wp.zeros(self.num_envs, dtype=wp.float32)
         self._healthy = wp.zeros(self.num_envs, dtype=wp.bool)
 
     def _pre_physics(self) -> None:
@@ -272,6 +280,15 @@ class HumanoidRunEnv(HumanoidScene):
             ],
             outputs=[self._healthy, flags],
         )
+
+    def _compute_metrics(self, values: wp.array) -> None:
+        m = self.model
+        self.launch_per_world(
+            _record_com_x,
+            inputs=[m.body_world_start, self.state_0.body_q, m.body_com, m.body_mass],
+            outputs=[self._x_after],
+        )
+        self.launch_per_world(x_displacement, inputs=[self._x_before, self._x_after], outputs=[values])
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:
         m, c = self.model, self.config

@@ -4,9 +4,22 @@ from __future__ import annotations
 
 import warp as wp
 
-from steel_envs.spec import ObservationBlock
+from steel_envs.spec import EpisodeMetric, ObservationBlock
 
-__all__ = ["action_sq_norm", "floating_base_blocks", "healthy_z_terminations", "world_wrench_sq_norm"]
+__all__ = [
+    "action_sq_norm",
+    "distance_metric",
+    "floating_base_blocks",
+    "healthy_z_terminations",
+    "world_wrench_sq_norm",
+    "x_displacement",
+]
+
+
+def distance_metric(point: str) -> EpisodeMetric:
+    """``distance_x`` [m]: how far ``point`` moved in +x over the episode (an early end counts the distance
+    reached); the sum of the steps' displacements (:func:`x_displacement`)."""
+    return EpisodeMetric("distance_x", "sum", "m", f"distance the {point} travelled in +x over the episode")
 
 
 @wp.kernel(enable_backward=False)
@@ -30,6 +43,13 @@ def healthy_z_terminations(
         ok = z >= z_min and z <= z_max
     healthy[w] = ok
     flags[0, w] = terminate_when_unhealthy and not ok
+
+
+@wp.kernel(enable_backward=False)
+def x_displacement(x_before: wp.array[wp.float32], x_after: wp.array[wp.float32], values: wp.array2d[wp.float32]):
+    """Metric 0 (``distance_x``, summed over the episode): the step's displacement in x [m]."""
+    w = wp.tid()
+    values[0, w] = x_after[w] - x_before[w]
 
 
 @wp.func

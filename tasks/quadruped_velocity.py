@@ -19,6 +19,7 @@ from steel_envs.envs.quadruped import (
 )
 from steel_envs.tasks import register_task
 
+from steel_envs.spec import EpisodeMetric
 from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
 
 __all__ = ["QuadrupedVelocityConfig", "QuadrupedVelocityEnv", "QuadrupedVelocitySingleEnv"]
@@ -250,6 +251,22 @@ def _rewards(
 
 
 @wp.kernel(enable_backward=False)
+def _tracking_sq_error(
+    body_world_start: wp.array[wp.int32],
+    body_q: wp.array[wp.transform],
+    body_qd: wp.array[wp.spatial_vector],
+    commands: wp.array2d[wp.float32],
+    values: wp.array2d[wp.float32],
+):
+    """Metric 0 (``tracking_error``, RMS over the episode): ``|cmd_xy - v_xy|^2``, base frame [(m/s)^2]."""
+    w = wp.tid()
+    lin, _ang, _gravity = _base_frame(body_q, body_qd, body_world_start[w] + BASE)
+    ex = commands[w, 0] - lin[0]
+    ey = commands[w, 1] - lin[1]
+    values[0, w] = ex * ex + ey * ey
+
+
+@wp.kernel(enable_backward=False)
 def _store_actions(actions: wp.array2d[wp.float32], last_actions: wp.array2d[wp.float32]):
     w, j = wp.tid()
     last_actions[w, j] = actions[w, j]
@@ -313,6 +330,10 @@ class QuadrupedVelocityEnv(QuadrupedScene):
     ## Episode end
     Terminated when the base touches the ground (term ``base_contact``) or tilts beyond 60 degrees (``tilted``), or
     on a non-finite state; truncated after 1000 steps (20 s) or on a constraint overflow.
+
+    ## Metrics (``info["episode"]``, per ended episode)
+    - ``tracking_error`` [m/s]: RMS over the episode's steps of ``|cmd_xy - v_xy|``, the planar base velocity's
+      error against the command, base frame (what ``reward_track_lin_vel`` scores).
     """
 
     config_cls = QuadrupedVelocityConfig
@@ -326,6 +347,14 @@ class QuadrupedVelocityEnv(QuadrupedScene):
         )
     )  # fmt: skip
     terminations = (TerminationTerm("base_contact"), TerminationTerm("tilted"))
+    metrics = (
+        EpisodeMetric(
+            "tracking_error",
+            "rms",
+            "m/s",
+            "RMS over the episode of the planar base velocity's error against the command",
+        ),
+    )
     default_max_episode_steps = 1000
     requested_observables = ("contact_f",)
     train_defaults: ClassVar[dict] = {
@@ -456,6 +485,12 @@ class QuadrupedVelocityEnv(QuadrupedScene):
                 float(self.config.max_tilt_cos),
             ],
             outputs=[flags],
+        )
+
+    def _compute_metrics(self, values: wp.array) -> None:
+        m, s = self.model, self.state_0
+        self.launch_per_world(
+            _tracking_sq_error, inputs=[m.body_world_start, s.body_q, s.body_qd, self._commands], outputs=[values]
         )
 
     def _compute_rewards(self, reward_terms: wp.array) -> None:

@@ -199,3 +199,40 @@ def test_evaluate_writes_into_a_run_folder_by_default(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == ["runs"]
     (run,) = (tmp_path / "runs" / "steel_envs_CartpoleBalance-v0").iterdir()
     assert run.name.startswith("evaluation_") and (run / "evaluation.json").is_file()
+
+
+def test_task_metrics_are_reported_per_episode_and_summarized():
+    """AntRun's ``distance_x`` reaches every episode record, its summary is their mean inside its interval, and the
+    table prints it with its unit."""
+    from steel_envs.training.evaluate import table
+
+    result = evaluate(ANT, ["random"], episodes=4, num_envs=2, progress=False, max_episode_steps=6)
+    distances = [r.metrics["distance_x"] for r in result.episodes]
+    assert len(distances) == 4 and len(set(distances)) == 4  # four different episodes, each with its own figure
+    mean, low, high = result.summaries[0].metrics["distance_x"]
+    assert mean == pytest.approx(np.mean(distances)) and low <= mean <= high
+    assert result.metric_units == {"distance_x": "m"}
+    assert "distance_x" in table(result) and " m" in table(result).splitlines()[-1]
+
+
+def test_the_shipped_reference_policy_solves_its_task():
+    """``--policy reference`` loads the package's reference checkpoint of the env's ID (seed 0, or ``reference:<k>``);
+    CartpoleBalance's holds the pole for a whole (shortened) episode in every world. Every shipped checkpoint's run
+    names the ID of the folder it ships in."""
+    from steel_envs.training.benchmarks.reference import REFERENCE_DIR, reference_checkpoint
+
+    result = evaluate(
+        CARTPOLE, ["reference", "reference:1"], episodes=4, num_envs=4, progress=False, max_episode_steps=200
+    )
+    for summary in result.summaries:
+        assert summary.mean_return == pytest.approx(200.0) and summary.causes["time_limit"] == 1.0
+    shipped = sorted(os.listdir(REFERENCE_DIR))
+    assert "CartpoleBalance-v0" in shipped
+    for name in shipped:
+        for run in sorted(os.listdir(os.path.join(REFERENCE_DIR, name))):
+            with open(os.path.join(REFERENCE_DIR, name, run, "train_args.json")) as f:
+                assert json.load(f)["env_id"] == f"steel_envs/{name}"
+    with pytest.raises(ValueError, match="reference:<seed>"):
+        evaluate(CARTPOLE, ["reference:best"], episodes=1, num_envs=1, progress=False)
+    with pytest.raises(FileNotFoundError, match="CartpoleBalance-v0"):
+        reference_checkpoint("steel_envs/CartpoleBalance-v0", seed=99)

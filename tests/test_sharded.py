@@ -49,8 +49,11 @@ def test_two_shards_equal_one_env(env_id, n):
             for term in single.terminations:  # declared termination terms, per step and per ended episode
                 assert torch.equal(info_a[term.name], info_b[term.name])
                 assert torch.equal(info_a["episode"][term.name][done], info_b["episode"][term.name][done])
+            for metric in single.metrics:  # the task's episode metrics (AntRun: distance_x)
+                assert torch.equal(info_a["episode"][metric.name][done], info_b["episode"][metric.name][done])
         assert ended > 0
         assert sharded.terminations == single.terminations and single.terminations
+        assert sharded.metrics == single.metrics
     finally:
         sharded.close()
 

@@ -17,8 +17,9 @@ every reward term, the fraction of episodes per end cause (``constraint_overflow
 threshold, ``scipy.stats.ecdf``).
 
 **Policies**: a ``steel-envs train`` checkpoint (``model_*.pt`` beside ``train_args.json``), an exported
-``.onnx`` or TorchScript ``.pt`` file, ``module:function`` (obs tensor -> action tensor), ``random`` or
-``zero``.
+``.onnx`` or TorchScript ``.pt`` file, ``module:function`` (obs tensor -> action tensor), ``reference`` (the
+package's reference checkpoint of the env's ID, seed 0; ``reference:<seed>`` another seed's, see the README's
+"Reference results"), ``random`` or ``zero``.
 
 **Sweeps**: ``friction`` and ``mass_scale`` factors (relative to the model as built), applied per world
 with :meth:`steel_envs.NewtonVectorEnv.set_world_parameters`; every cell of the grid runs in the same env.
@@ -61,6 +62,8 @@ class EpisodeRecord:
     cause: str
     success: bool | None = None
     """``info["success"]`` on the episode's last step; None: the task defines no success."""
+    metrics: dict[str, float] = field(default_factory=dict)
+    """The task's episode metrics (``info["episode"]``, e.g. ``distance_x``), by name."""
 
 
 @dataclass
@@ -80,6 +83,8 @@ class PolicySummary:
     """Fraction of episodes per end cause."""
     success_rate: float | None = None
     """Fraction of episodes whose last step reported ``info["success"]``; None: the task defines no success."""
+    metrics: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    """Per task metric: (mean over the episodes, lower and upper bound of its bootstrap confidence interval)."""
 
 
 @dataclass
@@ -96,6 +101,8 @@ class EvaluationResult:
     profile_thresholds: list[float] = field(default_factory=list)
     profiles: dict[str, list[float]] = field(default_factory=dict)
     """Per policy (all cells): fraction of episodes with return > each threshold."""
+    metric_units: dict[str, str] = field(default_factory=dict)
+    """Unit of each task metric (the task's ``EpisodeMetric`` declarations)."""
 
     def to_json(self, path: str) -> None:
         """Write the whole result (every episode included) as JSON."""
@@ -115,6 +122,14 @@ def load_policy_callable(spec: str, env, seed: int) -> Callable[[torch.Tensor], 
     if spec == "random":
         generator = torch.Generator(device=env.torch_device).manual_seed(seed)
         return lambda obs: torch.rand(shape, generator=generator, device=obs.device) * 2.0 - 1.0
+    if spec == "reference" or spec.startswith("reference:"):
+        from .benchmarks.reference import reference_checkpoint
+
+        env_id = env.spec.id if env.spec is not None else "?"
+        suffix = spec.partition(":")[2]
+        if suffix and not suffix.isdigit():
+            raise ValueError(f"policy: expected 'reference' or 'reference:<seed>', got {spec!r}")
+        spec = reference_checkpoint(env_id, int(suffix or 0))
     if spec.endswith(".onnx") and os.path.isfile(spec):
         import onnxruntime
 
@@ -136,7 +151,8 @@ def load_policy_callable(spec: str, env, seed: int) -> Callable[[torch.Tensor], 
         module_name, function = spec.split(":", 1)
         return getattr(importlib.import_module(module_name), function)
     raise ValueError(
-        f"policy: expected a checkpoint, .onnx / TorchScript file, module:function, 'random' or 'zero', got {spec!r}"
+        f"policy: expected a checkpoint, .onnx / TorchScript file, module:function, 'reference[:<seed>]', 'random' or "
+        f"'zero', got {spec!r}"
     )
 
 
@@ -203,6 +219,7 @@ def _run(env_id, policy_name, seed, episodes, num_envs, sweep, device, env_kwarg
                     terms={t: float(ep[f"reward_{t}"][w]) for t in env.reward_terms},
                     cause=cause,
                     success=bool(success[w]) if success is not None else None,
+                    metrics={m.name: float(ep[m.name][w]) for m in env.metrics},
                 )
             )
             counted[w] += 1
@@ -263,8 +280,8 @@ def _summarize(records: list[EpisodeRecord], confidence: float, resamples: int, 
 
     returns = np.array([r.episode_return for r in records], np.float64)
 
-    def interval(statistic) -> tuple[float, float]:
-        return bootstrap_interval(returns, statistic, confidence, resamples, seed)
+    def interval(statistic, values=returns) -> tuple[float, float]:
+        return bootstrap_interval(values, statistic, confidence, resamples, seed)
 
     def iqm(x, axis=-1):
         return stats.trim_mean(x, 0.25, axis=axis)
@@ -285,6 +302,11 @@ def _summarize(records: list[EpisodeRecord], confidence: float, resamples: int, 
         term_means={t: float(np.mean([r.terms[t] for r in records])) for t in terms},
         causes={c: float(np.mean([r.cause == c for r in records])) for c in _causes(records)},
         success_rate=None if records[0].success is None else float(np.mean([r.success for r in records])),
+        metrics={
+            name: (float(values.mean()), *interval(mean, values))
+            for name in records[0].metrics
+            for values in [np.array([r.metrics[name] for r in records], np.float64)]
+        },
     )
 
 
@@ -363,6 +385,7 @@ def evaluate(
         episodes=records,
         profile_thresholds=thresholds,
         profiles=profiles,
+        metric_units={m.name: m.unit for m in steel_envs.task_class(env_id).metrics},
     )
 
 
@@ -372,6 +395,7 @@ def table(result: EvaluationResult) -> str:
         f"{'policy':28s} {'cell':26s} {'eps':>4s} {'mean return [95% CI]':>28s} {'IQM [95% CI]':>28s} "
         f"{'length':>7s} {'success':>7s}  end causes"
     ]
+    metric_rows = []
     for s in result.summaries:
         cell = ", ".join(f"{k}={v:g}" for k, v in s.cell.items()) or "-"
         causes = ", ".join(f"{k} {v:.0%}" for k, v in s.causes.items() if v > 0)
@@ -382,6 +406,14 @@ def table(result: EvaluationResult) -> str:
             f"{os.path.basename(s.policy)[:28]:28s} {cell[:26]:26s} {s.episodes:4d} {mean:>28s} "
             f"{iqm:>28s} {s.mean_length:7.1f} {success:>7s}  {causes}"
         )
+        for name, (value, low, high) in s.metrics.items():
+            unit = result.metric_units.get(name, "")
+            metric_rows.append(
+                f"{os.path.basename(s.policy)[:28]:28s} {cell[:26]:26s} {name:>20s} "
+                f"{value:.3g} [{low:.3g}, {high:.3g}] {unit}"
+            )
+    if metric_rows:
+        lines += ["", f"{'policy':28s} {'cell':26s} {'metric':>20s} mean [95% CI]", *metric_rows]
     return "\n".join(lines)
 
 
@@ -432,7 +464,13 @@ def main(argv: list[str] | None = None) -> int:
         prog="steel-envs evaluate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("env_id")
-    p.add_argument("--policy", action="append", required=True, help="repeat for several policies")
+    p.add_argument(
+        "--policy",
+        action="append",
+        required=True,
+        help="a train checkpoint, .onnx / TorchScript file, module:function, reference[:<seed>], random or zero; "
+        "repeat for several policies",
+    )
     p.add_argument("--episodes", type=int, default=20, help="counted episodes per seed and sweep cell")
     p.add_argument("--num-envs", type=int, default=8)
     p.add_argument("--seeds", default="0", help="comma-separated env seeds")

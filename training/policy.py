@@ -189,7 +189,9 @@ def main_play(argv: list[str] | None = None) -> int:
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--checkpoint", help="model_*.pt of a steel-envs train run")
     source.add_argument(
-        "--policy", help="module:function (obs -> actions), .onnx / TorchScript file, random or zero; needs --env"
+        "--policy",
+        help="reference[:<seed>] (the shipped reference policy), module:function (obs -> actions), .onnx / "
+        "TorchScript file, random or zero; needs --env",
     )
     p.add_argument("--env", default=None, help="environment ID of --policy, e.g. steel_envs/CartpoleSwingup-v0")
     p.add_argument("--episodes", type=int, default=10)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import warp as wp
 
 from .. import kernels
-from ..spec import signed_reward_weights
+from ..spec import METRIC_AGGREGATES, signed_reward_weights
 
 if TYPE_CHECKING:
     from ..core import NewtonVectorEnv
@@ -22,7 +22,8 @@ __all__ = ["EpisodeStatistics"]
 class EpisodeStatistics:
     """Dones, rewards and episode statistics of every world, on the device.
 
-    Attributes (all on the env device; ``n`` = num_envs, ``t`` = reward terms, ``k`` = termination terms):
+    Attributes (all on the env device; ``n`` = num_envs, ``t`` = reward terms, ``k`` = termination terms, ``m`` =
+    metrics):
         reward: (n,) float32, the sum of the weighted terms in ``reward_terms`` (t, n) float32.
         terminated, truncated: (n,) bool.
         termination_flags: (k, n) bool, the task's termination terms this step.
@@ -31,6 +32,8 @@ class EpisodeStatistics:
         episode_length: (n,) int32, control steps of each world's current episode.
         done_mask: (n + 1,) bool, the worlds whose episode ended this step (the solver's mask layout; the final,
             global entry stays False); ``any_done`` (1,) int32 is set when one did.
+        metric_values, metric_sums, final_metrics: (m, n) float32, the task's metrics this step, summed over the
+            current episode, and reduced over the last ended one (``info["episode"]``).
     """
 
     def __init__(self, env: NewtonVectorEnv) -> None:
@@ -56,6 +59,11 @@ class EpisodeStatistics:
         self.final_length = wp.zeros(n, dtype=wp.int32)
         self.final_term_sums = wp.zeros((t, n), dtype=wp.float32)
         self.final_overflow = wp.zeros(n, dtype=wp.bool)
+        m = len(env.metrics)
+        self.metric_values = wp.zeros((m, n), dtype=wp.float32)
+        self.metric_sums = wp.zeros((m, n), dtype=wp.float32)
+        self.final_metrics = wp.zeros((m, n), dtype=wp.float32)
+        self.metric_aggregates = wp.array([METRIC_AGGREGATES[x.aggregate] for x in env.metrics], dtype=wp.int32)
         self._overflow_seen_t = wp.to_torch(self.overflow_seen)
         self._overflow_warned = False
         self._cuda = env.wp_device.is_cuda
@@ -97,8 +105,9 @@ class EpisodeStatistics:
         )
 
     def accumulate(self, skip: wp.array, overflow_flags: wp.array, penetration: PenetrationProbe) -> None:
-        """Weight and sum the task's unweighted ``reward_terms``, add them to the episode sums, record the ended
-        episodes' statistics and causes, and set ``done_mask`` / ``any_done``; clear the global overflow entry."""
+        """Weight and sum the task's unweighted ``reward_terms``, add them to the episode sums, add the task's
+        metrics to theirs, record the ended episodes' statistics, metrics and causes, and set ``done_mask`` /
+        ``any_done``; clear the global overflow entry."""
         env = self.env
         env.launch_per_world(
             kernels.accumulate_rewards,
@@ -124,6 +133,12 @@ class EpisodeStatistics:
                 self.nonfinite,
             ],
         )
+        if env.metrics:  # the task wrote metric_values (_compute_metrics) after its rewards
+            env.launch_per_world(
+                kernels.accumulate_metrics,
+                inputs=[len(env.metrics), self.metric_aggregates, skip, self.done_mask, self.episode_length],
+                outputs=[self.metric_values, self.metric_sums, self.final_metrics],
+            )
         if env.terminations:
             env.launch_per_world(
                 kernels.copy_final_flags,
@@ -138,18 +153,23 @@ class EpisodeStatistics:
         env.launch_per_world(kernels.flag_any_world, inputs=[self.done_mask], outputs=[self.any_done])
 
     def reset(self, world_mask: wp.array) -> None:
-        """Start new episodes in the selected worlds: length, return and term sums to 0."""
+        """Start new episodes in the selected worlds: length, return, term and metric sums to 0."""
         self.env.launch_per_world(
             kernels.reset_episode_statistics,
             inputs=[world_mask, len(self.env.rewards)],
             outputs=[self.episode_length, self.episode_return, self.term_sums],
         )
+        if self.env.metrics:
+            self.env.launch_per_world(
+                kernels.reset_metric_sums, inputs=[world_mask, len(self.env.metrics)], outputs=[self.metric_sums]
+            )
 
     def views(self, penetration: PenetrationProbe) -> dict[str, Any]:
         """Torch views of the buffers, by the names the env reports them under."""
         to = wp.to_torch
         terms, final_terms = to(self.reward_terms), to(self.final_term_sums)
         flags, final_flags = to(self.termination_flags), to(self.final_termination_flags)
+        final_metrics = to(self.final_metrics)
         names = [term.name for term in self.env.rewards]
         terminations = [term.name for term in self.env.terminations]
         return {
@@ -162,6 +182,7 @@ class EpisodeStatistics:
                 "penetration": to(penetration.final_flags)[0],
                 **{f"reward_{name}": final_terms[i] for i, name in enumerate(names)},
                 **{name: final_flags[i] for i, name in enumerate(terminations)},
+                **{metric.name: final_metrics[i] for i, metric in enumerate(self.env.metrics)},
             },
         }
 
@@ -178,8 +199,8 @@ class EpisodeStatistics:
             return
         self._overflow_warned = True
         warnings.warn(
-            f"{type(self.env).__name__}: {self.env.backend.overflow_advice()} Their episodes were ended and reported "
-            "in info['constraint_overflow']. This warning is shown once.",
+            f"{self.env.__class__.__name__}: {self.env.backend.overflow_advice()} Their episodes were ended and "
+            "reported in info['constraint_overflow']. This warning is shown once.",
             RuntimeWarning,
             stacklevel=3,
         )

@@ -68,10 +68,16 @@ class Randomizer:
         """Check and apply user factors (see :meth:`steel_envs.core.NewtonVectorEnv.set_world_parameters`).
 
         Raises:
-            ValueError: On a wrong shape or dtype, or a factor that is not finite and > 0 in float32; nothing
-                changes then.
+            ValueError: On a wrong shape or dtype, or a factor that is not finite and > 0 in float32, or on a solver
+                without per-world model updates; nothing changes then.
         """
-        n = self.env.num_envs
+        env = self.env
+        if not env.backend.supports_world_parameters:
+            raise ValueError(
+                f"{env.__class__.__name__}.set_world_parameters: not supported on {env.backend.name} scenes (its "
+                "notify_model_changed has no world mask)"
+            )
+        n = env.num_envs
         friction = check_world_factors("friction_scale", friction_scale, n)
         mass = check_world_factors("mass_scale", mass_scale, n)
         if friction is not None:

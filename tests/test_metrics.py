@@ -1,0 +1,91 @@
+"""Episode metrics (``EpisodeMetric``): what ``info["episode"]`` reports beside the return, checked against the same
+figure computed from the observations, independently of the metric's kernel."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+import steel_envs
+from steel_envs import EpisodeMetric
+
+
+def _random_actions(env, generator: torch.Generator) -> torch.Tensor:
+    return torch.rand(env.num_envs, env.action_dim, generator=generator) * 2.0 - 1.0
+
+
+@pytest.mark.parametrize("autoreset_mode", ["SameStep", "NextStep"])
+def test_ant_distance_is_the_torso_displacement(autoreset_mode: str) -> None:
+    """AntRun's ``distance_x`` is the torso's x at the episode's end minus at its start (read from the observation's
+    torso x), for episodes ended by the time limit and by falling, in both autoreset modes."""
+    env = steel_envs.make_vec(
+        "steel_envs/AntRun-v0",
+        num_envs=4,
+        device="cpu",
+        seed=3,
+        max_episode_steps=12,
+        exclude_current_positions_from_observation=False,
+        autoreset_mode=autoreset_mode,
+    )
+    x = env.observation_layout["torso_xy"].start
+    obs, _ = env.reset(seed=3)
+    start = obs[:, x].clone()
+    generator = torch.Generator().manual_seed(0)
+    checked, pending = 0, torch.zeros(4, dtype=torch.bool)
+    for _ in range(40):
+        obs, _, _, _, info = env.step(_random_actions(env, generator))
+        if pending.any():  # NEXT_STEP: this step reset the worlds that ended the last one
+            start = torch.where(pending, obs[:, x], start)
+        ended = info["_episode"].clone()
+        if ended.any():
+            end_x = info["final_obs"][:, x] if "final_obs" in info else obs[:, x]
+            distance = info["episode"]["distance_x"]
+            np.testing.assert_allclose(distance[ended], (end_x - start)[ended], atol=2e-6)
+            checked += int(ended.sum())
+        if "final_obs" in info:
+            start = torch.where(ended, obs[:, x], start)
+        pending = ended if "final_obs" not in info else torch.zeros_like(ended)
+    env.close()
+    assert checked >= 8
+
+
+def test_quadruped_tracking_error_is_the_rms_velocity_error() -> None:
+    """QuadrupedVelocity's ``tracking_error`` is the RMS over the episode's steps of ``|cmd_xy - v_xy|``, both read
+    from the noise-free observation after each step (the final observation at the episode's last)."""
+    env = steel_envs.make_vec(
+        "steel_envs/QuadrupedVelocity-v0", num_envs=3, device="cpu", seed=5, max_episode_steps=10, obs_noise_std=0.0
+    )
+    lay = env.observation_layout
+    env.reset(seed=5)
+    generator = torch.Generator().manual_seed(1)
+    squares: list[list[float]] = [[] for _ in range(3)]
+    checked = 0
+    for _ in range(25):
+        obs, _, _, _, info = env.step(_random_actions(env, generator))
+        seen = torch.where(info["_episode"][:, None], info["final_obs"], obs)
+        error = seen[:, lay["command"]][:, :2] - seen[:, lay["base_lin_vel"]][:, :2]
+        for w in range(3):
+            squares[w].append(float((error[w].double() ** 2).sum()))
+            if info["_episode"][w]:
+                expected = np.sqrt(np.mean(squares[w]))
+                assert info["episode"]["tracking_error"][w].item() == pytest.approx(expected, rel=1e-5, abs=1e-6)
+                assert len(squares[w]) == int(info["episode"]["l"][w])
+                squares[w], checked = [], checked + 1
+    env.close()
+    assert checked >= 6
+
+
+def test_a_metric_must_not_shadow_another_episode_key() -> None:
+    """A metric named like the return, a reward term's episode sum, a termination term or a core key is refused at
+    the class definition; an unknown aggregate at the metric's."""
+    ant = steel_envs.task_class("steel_envs/AntRun-v0")
+    for name in ("r", "reward_forward", "unhealthy", "penetration"):
+        with pytest.raises(TypeError, match="metrics"):  # checked at the subclass's definition
+            type("Clash", (ant,), {"metrics": (EpisodeMetric(name, "sum", "m", "x"),)})
+    with pytest.raises(ValueError, match="aggregate"):
+        EpisodeMetric("distance", "median", "m", "x")
+    assert [m.name for m in ant.metrics] == ["distance_x"]
+    assert dataclasses.asdict(ant.metrics[0])["aggregate"] == "sum"

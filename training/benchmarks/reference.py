@@ -1,0 +1,192 @@
+"""Reference results of one ID: train it with several seeds, evaluate every seed's policy, ship the checkpoints.
+
+``python -m steel_envs.training.benchmarks.reference steel_envs/CartpoleSwingup-v0 --seeds 0,1,2 --max-seconds
+600`` runs, for each seed ``k``, what ``steel-envs train <ID> --seed k [--max-seconds S]`` runs (the task's
+defaults, ``--shards auto``), then ``steel-envs evaluate`` of the final checkpoint over ``--episodes`` episodes with
+the policy's mean action, beside the random policy, the zero policy and the task's scripted solver where it ships
+one. It writes, under ``--out`` (default ``docs/reference``):
+
+- ``<Name>.json``: the commands, the machine, every seed's env-steps, wall time, curve and evaluation (mean return
+  with its 95 % bootstrap interval, success rate, task metrics) and the baselines';
+- ``<Name>_curves.png``: the mean return of the last 100 training episodes against env-steps, the seeds' mean and
+  their range;
+
+and copies each seed's checkpoint with its ``train_args.json`` to ``--checkpoints`` (default the package's
+``steel_envs/training/reference/<Name>/seed<k>/``), where ``--policy reference`` finds seed 0's. It prints the
+README's "Reference results" row of the ID.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import textwrap
+import time
+import warnings
+
+import numpy as np
+
+__all__ = ["main", "reference_checkpoint"]
+
+REFERENCE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reference")
+"""Where the shipped reference checkpoints live: ``<REFERENCE_DIR>/<Name>/seed<k>/model_final.pt``."""
+
+
+def reference_checkpoint(env_id: str, seed: int = 0) -> str:
+    """The shipped reference checkpoint of ``env_id`` trained with ``seed`` (``--policy reference``).
+
+    Raises:
+        FileNotFoundError: If no reference checkpoint of that ID and seed ships with the package.
+    """
+    path = os.path.join(REFERENCE_DIR, env_id.split("/")[-1], f"seed{seed}", "model_final.pt")
+    if not os.path.isfile(path):
+        shipped = sorted(os.listdir(REFERENCE_DIR)) if os.path.isdir(REFERENCE_DIR) else []
+        raise FileNotFoundError(
+            f"policy: no reference checkpoint of {env_id} seed {seed} ships (IDs that have one: {shipped})"
+        )
+    return path
+
+
+def _summary(result, policy: str) -> dict:
+    s = next(s for s in result.summaries if s.policy == policy)
+    return {
+        "episodes": s.episodes,
+        "mean_return": s.mean_return,
+        "mean_return_ci": list(s.mean_return_ci),
+        "success_rate": s.success_rate,
+        "mean_length": s.mean_length,
+        "metrics": {k: list(v) for k, v in s.metrics.items()},
+        "causes": {k: v for k, v in s.causes.items() if v > 0},
+    }
+
+
+def _plot(runs: list[dict], path: str, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    grid = np.linspace(0, min(r["env_steps"] for r in runs), 100)
+    curves = []
+    fig, ax = plt.subplots(figsize=(6, 3.6), dpi=110)
+    for r in runs:
+        steps = np.array([c[0] for c in r["curve"]], np.float64)
+        means = np.array([c[2] for c in r["curve"]], np.float64)
+        if len(steps) == 0:
+            continue
+        ax.plot(steps / 1e6, means, lw=0.6, alpha=0.45, label=f"seed {r['seed']}")
+        curves.append(np.interp(grid, steps, means, left=np.nan))
+    if curves:
+        stack = np.array(curves)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the grid's start, before any seed's first episode
+            ax.plot(grid / 1e6, np.nanmean(stack, 0), color="k", lw=1.6, label="mean of the seeds")
+            ax.fill_between(grid / 1e6, np.nanmin(stack, 0), np.nanmax(stack, 0), color="k", alpha=0.12)
+    ax.set_xlabel("env-steps [millions]")
+    ax.set_ylabel("mean return, last 100 episodes")
+    ax.set_title(textwrap.fill(title, 80), fontsize=8)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _row(env_id: str, report: dict) -> str:
+    """The README row: command, budget, then the trained policy's and the baselines' figures."""
+    runs = report["runs"]
+
+    def fmt(s: dict) -> str:
+        text = f"{s['mean_return']:.1f} [{s['mean_return_ci'][0]:.1f}, {s['mean_return_ci'][1]:.1f}]"
+        if s["success_rate"] is not None:
+            text += f", {s['success_rate']:.0%} success"
+        for name, (value, _low, _high) in s["metrics"].items():
+            text += f", {name} {value:.3g}"
+        return text
+
+    seeds = "; ".join(f"seed {r['seed']}: {fmt(r['evaluation'])}" for r in runs)
+    steps = f"{np.mean([r['env_steps'] for r in runs]) / 1e6:.2f} M"
+    wall = f"{np.mean([r['seconds'] for r in runs]) / 60:.1f} min"
+    base = "; ".join(f"{k}: {fmt(v)}" for k, v in report["baselines"].items())
+    return f"| {env_id.split('/')[-1]} | `{report['command']}` | {steps} | {wall} | {seeds} | {base} |"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Train every seed, evaluate, write the report and the curves, ship the checkpoints, print the README row."""
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("env_id")
+    p.add_argument("--seeds", default="0,1,2", help="comma-separated training seeds")
+    p.add_argument("--max-seconds", type=float, default=None, help="wall-time budget of each seed [s]")
+    p.add_argument("--episodes", type=int, default=100, help="evaluated episodes per policy")
+    p.add_argument("--out", default="docs/reference", help="folder of the report and the curves")
+    p.add_argument("--checkpoints", default=REFERENCE_DIR, help="folder the checkpoints are copied to")
+    a = p.parse_args(argv)
+    import torch
+    import warp as wp
+    from steel_envs.training.benchmarks.learning import scripted_policy_spec
+    from steel_envs.training.evaluate import evaluate, table
+    from steel_envs.training.train import TrainArgs, train
+
+    import steel_envs
+
+    wp.config.log_level = wp.LOG_WARNING
+    steel_envs.task_class(a.env_id)
+    name = a.env_id.split("/")[-1]
+    seeds = [int(s) for s in a.seeds.split(",")]
+    budget = "" if a.max_seconds is None else f" --max-seconds {a.max_seconds:g}"
+    report: dict = {
+        "env_id": a.env_id,
+        "command": f"steel-envs train {a.env_id} --seed <k>{budget}",
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch "
+        f"{torch.__version__}, warp {wp.__version__}, device cpu",
+        "date": time.strftime("%Y-%m-%d"),
+        "runs": [],
+    }
+    log_root = tempfile.mkdtemp(prefix="steel-envs-reference-")
+    for seed in seeds:
+        r = train(TrainArgs(env_id=a.env_id, seed=seed, max_seconds=a.max_seconds, log_dir=log_root, progress=False))
+        print(
+            f"seed {seed}: {r.env_steps} env-steps, {r.iterations} iterations, {r.seconds:.0f} s, "
+            f"last-100 mean return {r.mean_return:.1f}",
+            flush=True,
+        )
+        target = os.path.join(a.checkpoints, name, f"seed{seed}")
+        os.makedirs(target, exist_ok=True)
+        for file in ("model_final.pt", "train_args.json"):
+            shutil.copy(os.path.join(r.run_dir, file), os.path.join(target, file))
+        with open(os.path.join(r.run_dir, "train_args.json")) as f:
+            hyper_parameters = json.load(f)["hyper_parameters"]
+        result = evaluate(a.env_id, [r.checkpoint], episodes=a.episodes, num_envs=16, progress=False)
+        print(table(result), flush=True)
+        report["runs"].append(
+            {
+                "seed": seed,
+                "env_steps": r.env_steps,
+                "iterations": r.iterations,
+                "seconds": r.seconds,
+                "num_envs": hyper_parameters["num_envs"],
+                "shards": hyper_parameters["shards"],
+                "train_mean_return": r.mean_return,
+                "curve": [list(c) for c in r.curve],
+                "evaluation": _summary(result, r.checkpoint),
+            }
+        )
+    baselines = ["random", "zero", *filter(None, [scripted_policy_spec(a.env_id)])]
+    result = evaluate(a.env_id, baselines, episodes=a.episodes, num_envs=16, progress=False)
+    print(table(result), flush=True)
+    report["baselines"] = {b.split(":")[-1]: _summary(result, b) for b in baselines}
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, f"{name}.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    _plot(report["runs"], os.path.join(a.out, f"{name}_curves.png"), f"{name}: {report['command']}")
+    print(_row(a.env_id, report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
