@@ -45,3 +45,31 @@ def test_profile_accounts_for_the_step_by_phase():
     assert phase_of("steel_envs.tasks.ant_run", "_rewards") == "task"
     assert phase_of("newton._src.geometry.broad_phase_nxn", "x") == "collision"
     assert phase_of("somewhere.else", "x") == "other"
+
+
+def test_repeats_report_the_median_run(tmp_path):
+    """``--repeats 3``: each row is the median of its three runs, all of which the JSON keeps."""
+    from conftest import CARTPOLE
+
+    out = str(tmp_path / "r")
+    assert main([CARTPOLE, "--num-envs", "2", "--steps", "2", "--repeats", "3", "--no-peers", "--out", out]) == 0
+    with open(out + ".json") as f:
+        data = json.load(f)
+    assert data["meta"]["repeats"] == 3
+    for r in data["rows"]:
+        runs = r["notes"]["runs"]
+        assert len(runs) == 3 and r["env_steps_per_s"] == sorted(runs)[1]
+
+
+def test_ratio_table_divides_by_the_faster_peer():
+    from steel_envs.training.benchmarks.bench import BenchRow, ratio_table
+
+    rows = [
+        BenchRow(ANT, "steel-envs", 256, 3000.0),
+        BenchRow(ANT, "sharded-2", 256, 6000.0),
+        BenchRow("Ant-v5", "gymnasium-sync", 8, 4000.0),
+        BenchRow("Ant-v5", "gymnasium-async", 2, 2500.0),
+    ]
+    lines = ratio_table(rows).splitlines()
+    assert lines[1].endswith("0.75x") and lines[2].endswith("1.50x") and "sync x 8" in lines[1]
+    assert ratio_table(rows[:2]) == ""

@@ -15,6 +15,10 @@ Peers, each on the same cores in the same run:
   ``SyncVectorEnv`` with 8 envs and ``AsyncVectorEnv`` with one env per core, random actions (extra ``bench``;
   skipped with a message when ``mujoco`` is not installed).
 
+With ``--repeats R`` every measurement runs R times (one after the other) and each row is the median run, its
+runs' env-steps/s in ``notes["runs"]``. Where an ID has a MuJoCo peer, a closing table gives its ratios: one process
+(``steel-envs``) and all cores (``sharded-K``) against the faster of the two Gymnasium peers.
+
 Writes a JSON file with every figure and a PNG plot (env-steps/s vs worlds, peers as lines), and prints a table.
 With ``--profile``, also each ID's per-kernel and per-phase profile (``steel_envs.training.benchmarks.profile``).
 """
@@ -34,7 +38,7 @@ import numpy as np
 import torch
 import warp as wp
 
-__all__ = ["BenchRow", "bench", "main"]
+__all__ = ["BenchRow", "bench", "main", "ratio_table"]
 
 _MUJOCO_PEERS = {"steel_envs/AntRun-v0": "Ant-v5", "steel_envs/HumanoidRun-v0": "Humanoid-v5"}
 
@@ -234,6 +238,20 @@ def _gymnasium_peer(gym_id: str, mode: str, num_envs: int, steps: int) -> BenchR
     return BenchRow(env_id=gym_id, kind=f"gymnasium-{mode}", num_envs=num_envs, env_steps_per_s=num_envs / per_step)
 
 
+def _median_runs(repeats: int, measure: Callable[..., BenchRow | list[BenchRow]], *args) -> list[BenchRow]:
+    """Run ``measure(*args)`` ``repeats`` times; per row position, the run with the median env-steps/s, every run's
+    figure in its ``notes["runs"]``."""
+    runs = [out if isinstance(out, list) else [out] for out in (measure(*args) for _ in range(repeats))]
+    rows = []
+    for position in zip(*runs, strict=True):
+        ordered = sorted(position, key=lambda r: r.env_steps_per_s)
+        median = ordered[(len(ordered) - 1) // 2]
+        if repeats > 1:
+            median.notes["runs"] = [r.env_steps_per_s for r in position]
+        rows.append(median)
+    return rows
+
+
 def bench(
     env_ids: Sequence[str],
     world_counts: Sequence[int],
@@ -243,17 +261,19 @@ def bench(
     progress: Callable[[str], None] = print,
     shards: int = 1,
     featherstone: bool = True,
+    repeats: int = 1,
 ) -> list[BenchRow]:
     """Measure every ID at every world count (also split over ``shards`` CPU processes when > 1), then the
     Gymnasium peers; see the module docstring. ``featherstone=False`` skips the SolverFeatherstone row (its kernels
-    cost a first-use compile, which a time-boxed GPU check cannot spare)."""
+    cost a first-use compile, which a time-boxed GPU check cannot spare); ``repeats`` > 1 reports the median of
+    that many runs of each measurement (the lower median for an even count)."""
     rows: list[BenchRow] = []
     for env_id in env_ids:
         for n in world_counts:
             progress(f"{env_id} x {n}")
-            rows += _measure_env(env_id, n, steps, device, featherstone)
+            rows += _median_runs(repeats, _measure_env, env_id, n, steps, device, featherstone)
             if shards > 1 and n >= shards:
-                rows.append(_measure_sharded(env_id, n, shards, steps))
+                rows += _median_runs(repeats, _measure_sharded, env_id, n, shards, steps)
         gym_id = _MUJOCO_PEERS.get(env_id)
         if not peers or gym_id is None:
             continue
@@ -265,8 +285,27 @@ def bench(
         cores = os.cpu_count() or 1
         for mode, n in (("sync", 8), ("async", cores)):
             progress(f"Gymnasium {gym_id} {mode} x {n}")
-            rows.append(_gymnasium_peer(gym_id, mode, n, steps))
+            rows += _median_runs(repeats, _gymnasium_peer, gym_id, mode, n, steps)
     return rows
+
+
+def ratio_table(rows: list[BenchRow]) -> str:
+    """Per ID with a MuJoCo peer and world count: env-steps/s of one process and of the sharded run, each over the
+    faster Gymnasium peer's (the faster of SyncVectorEnv and AsyncVectorEnv); empty without peers."""
+    lines = []
+    for env_id, gym_id in _MUJOCO_PEERS.items():
+        peers = [r for r in rows if r.env_id == gym_id and r.kind.startswith("gymnasium")]
+        if not peers:
+            continue
+        peer = max(peers, key=lambda r: r.env_steps_per_s)
+        for r in rows:
+            if r.env_id == env_id and (r.kind == "steel-envs" or r.kind.startswith("sharded")):
+                lines.append(
+                    f"{env_id.split('/')[-1]:18s} {r.kind:12s} {r.num_envs:6d} {r.env_steps_per_s:12,.0f}   "
+                    f"{gym_id} {peer.kind[10:]} x {peer.num_envs}: {peer.env_steps_per_s:10,.0f}   "
+                    f"{r.env_steps_per_s / peer.env_steps_per_s:5.2f}x"
+                )
+    return "\n".join(["ratio against the faster MuJoCo peer:", *lines]) if lines else ""
 
 
 def _table(rows: list[BenchRow]) -> str:
@@ -328,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="cpu")
     p.add_argument("--no-peers", action="store_true", help="skip the Gymnasium MuJoCo peers")
     p.add_argument("--shards", type=int, default=1, help="also measure the worlds split over this many processes")
+    p.add_argument("--repeats", type=int, default=1, help="runs per measurement; each row is their median")
     p.add_argument(
         "--out", default=None, help="output prefix: <out>.json and <out>.png (default runs/bench/bench_<time>/bench)"
     )
@@ -351,9 +391,23 @@ def main(argv: list[str] | None = None) -> int:
         bar.set_postfix_str(message, refresh=False)
         bar.update(1)
 
-    rows = bench(a.env_ids, counts, a.steps, a.device, peers=not a.no_peers, progress=progress, shards=a.shards)
+    if a.repeats < 1:
+        p.error(f"--repeats: expected an int >= 1, got {a.repeats}")
+    rows = bench(
+        a.env_ids,
+        counts,
+        a.steps,
+        a.device,
+        peers=not a.no_peers,
+        progress=progress,
+        shards=a.shards,
+        repeats=a.repeats,
+    )
     bar.close()
     print(_table(rows))
+    ratios = ratio_table(rows)
+    if ratios:
+        print(ratios)
     for r in rows:
         if "wrapper_overhead" in r.notes:
             print(
@@ -364,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpu_count": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "steps": a.steps,
+        "repeats": a.repeats,
         "command": "steel-envs bench " + " ".join(sys.argv[2:] if argv is None else argv),
     }
     records = [{k: None if isinstance(v, float) and np.isnan(v) else v for k, v in asdict(r).items()} for r in rows]
