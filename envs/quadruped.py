@@ -83,6 +83,10 @@ class QuadrupedScene(SteelVectorEnv):
     """
 
     min_worlds_per_shard = 4
+    # Contact watermark (newton 1.8.0, CPU, steel-envs doctor, 32 worlds x 200 steps of random, bang-bang and zero
+    # actions): 512 contacts in all, 16 per world; 32 keeps 2x headroom (Newton's estimate from the shape pairs: 65
+    # per world; 2,917 -> 3,182 env-steps/s at 64 worlds, issue 16).
+    rigid_contacts_per_world = 32
     # Measured on the project's 2-core CPU, one process vs two (``ShardedVectorEnv``), random actions: 8 worlds: 1,872
     # env-steps/s in one process, 2,409 in two; 32: 2,325 vs 4,188; 128: 2,343 vs 4,477.
 

@@ -95,8 +95,13 @@ class SolverBackend:
         """Model-level settings after ``finalize``, before the solver is built (construction)."""
 
     def collision_options(self) -> dict[str, Any]:
-        """Keywords of the env's ``newton.CollisionPipeline`` (construction)."""
-        return dict(self.env.collision_options)
+        """Keywords of the env's ``newton.CollisionPipeline`` (construction): the env's ``collision_options``, with
+        ``rigid_contact_max`` from the scene's ``rigid_contacts_per_world`` where they give none."""
+        options = dict(self.env.collision_options)
+        per_world = self.env.rigid_contacts_per_world
+        if per_world is not None:
+            options.setdefault("rigid_contact_max", int(per_world) * self.env.num_envs)
+        return options
 
     def make_solver(self) -> newton.solvers.SolverBase:
         """The solver, from ``env.solver_options`` (construction)."""

@@ -10,6 +10,8 @@ import pytest
 import torch
 from conftest import ANT, assert_world_bit_identical, make
 
+import steel_envs
+
 N = 4
 AIRBORNE = np.array([False, True, False, True])
 ZEROS = torch.zeros(N, 8)
@@ -100,6 +102,21 @@ def test_sized_capacity_does_not_overflow_under_random_torques():
         for _ in range(40):
             info = env.step(torch.rand(N, 8, generator=g) * 2 - 1)[4]
             assert not info["constraint_overflow"].any()
+
+
+@pytest.mark.parametrize("env_id", sorted(steel_envs.registry()))
+def test_contact_capacity_is_the_scenes_per_world_figure_times_the_worlds(env_id):
+    """A scene's ``rigid_contacts_per_world`` sizes the pipeline (times the worlds); ``collision_options`` still win."""
+    cls = steel_envs.task_class(env_id)
+    per_world = cls.rigid_contacts_per_world
+    if per_world is None or not cls.enable_collisions:
+        pytest.skip(f"{env_id} keeps Newton's estimate")
+    env = make(env_id, 3, seed=0)
+    assert env.contacts.rigid_contact_max == 3 * per_world
+    env.close()
+    env = make(env_id, 3, seed=0, collision_options={"rigid_contact_max": 1000})
+    assert env.contacts.rigid_contact_max == 1000
+    env.close()
 
 
 # A contact capacity of all worlds together too small for ants on the ground (measured: 29-34 contacts for 4 ants
