@@ -19,7 +19,19 @@ from steel_envs.envs.joint_limits import JointLimitProjection
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.vector_env import InitialStateSpec, SteelVectorEnv, TaskConfig
 
-__all__ = ["ACTUATED", "HumanoidScene", "HumanoidSceneConfig"]
+__all__ = ["ACTUATED", "GROUND_GAP", "SELF_GAP", "HumanoidScene", "HumanoidSceneConfig"]
+
+SELF_GAP = 0.04
+"""Contact detection gap of the humanoid's own shapes [m]; a pair gets contacts within the sum of its shapes' gaps,
+0.08 m for two capsules (issue 16). With the builder's default 0.1 m every pair closer than 0.2 m had contact rows:
+26 contacts per world and step under random torques, the thighs, shins, waist and butt in every step, 75-150 mm
+apart, each a speculative row costing its Jacobian, its H^-1 J^T and its share of the 64 Gauss-Seidel sweeps. At
+0.02 m bang-bang torques drove a shin 10 mm into the other (16 of 6400 states deeper than 5 mm; a limb closes up to
+0.13 m per 5 ms physics step); 0.04 m leaves the deepest body under random, bang-bang, zero and saturated torques
+exactly as at 0.1 m (measured, 32 worlds x 200 control steps each)."""
+GROUND_GAP = 0.2 - SELF_GAP
+"""Contact detection gap of the ground plane [m]: a body and the ground keep the 0.2 m pair gap they had with the
+builder's default on both, which the feet need (an ankle turns at up to 87 rad/s)."""
 
 ACTUATED = (
     "abdomen_z", "abdomen_y", "abdomen_x",
@@ -93,6 +105,11 @@ class HumanoidScene(SteelVectorEnv):
     """
 
     min_worlds_per_shard = 2
+    # Contact watermark (newton 1.8.0, CPU, steel-envs doctor, 32 worlds x 300 steps of random, bang-bang and zero
+    # torques, SELF_GAP 0.04 m): 1,602 contacts in all, 50 per world, with terminate_when_unhealthy=False (humanoids
+    # lying on the ground); 14 with the task's terminations. 100 keeps 2x headroom. Newton's estimate from the
+    # shape pairs was 805 per world: 1,497 -> 1,904 env-steps/s at 64 worlds (issue 16).
+    rigid_contacts_per_world = 100
     # Measured on the project's 2-core CPU, one process vs two (``ShardedVectorEnv``), random actions: 4 worlds: 513
     # env-steps/s in one process, 832 in two; 16: 483 vs 843; 64: 506 vs 954.
 
@@ -113,12 +130,12 @@ class HumanoidScene(SteelVectorEnv):
         # (measured bit for bit) with fewer rows on the wide joints (knees, elbows, abdomen).
         enable_joint_limits=True,
         joint_limit_activation_gap=1.0,
-        # Measured with row_watermark=True (newton 1.8.0, CPU, 32 worlds x 300 steps of random, bang-bang and
-        # saturated torques, with rows for every limit side, a superset of the gap above): up to 222 rows per
-        # world with the task's terminations, 366 for humanoids left lying on the ground
-        # (terminate_when_unhealthy=False; contacts of every capsule, self-contacts); 480 keeps the options
-        # page's 1.3x headroom over the largest.
-        articulation_constraint_max=480,
+        # Measured with row_watermark=True (newton 1.8.0, CPU, steel-envs doctor, 32 worlds x 300 steps of random,
+        # bang-bang and zero torques): up to 110 rows per world with the task's terminations, 223 for humanoids
+        # left lying on the ground (terminate_when_unhealthy=False; contacts of every capsule and the
+        # self-contacts within SELF_GAP); 320 keeps the options page's 1.3x headroom over the largest. (With the
+        # former 0.1 m self gap: 222 and 327 rows, and a capacity of 480.)
+        articulation_constraint_max=320,
         # Contacts (issue 13 item 2: a foot went 5.65 mm into the ground under random torques, up to 55 mm under
         # saturated ones). Under a saturated torque a loaded foot presses its hip or ankle against the limit; at
         # 12 iterations the sweep leaves the joint past it, the clamp of ``project_joint_limits`` turns the limb
@@ -136,11 +153,20 @@ class HumanoidScene(SteelVectorEnv):
         iterations=64,
         baumgarte=0.5,
         relaxation=0.9,
+        # Point friction (issue 16; the options page: "Set 0 (point friction) for scenes where nothing is held; it is
+        # cheaper"): the friction patches' build, history and preparation took 21 % of a step (64 worlds, CPU), and
+        # nothing here is held. The deepest body under random, bang-bang, zero and saturated torques is alike or
+        # less deep (bang-bang 5.4 -> 4.5 mm).
+        friction_anchor_beta=0.0,
     )
 
     def build_world(self, builder: newton.ModelBuilder) -> None:
-        """Load nv_humanoid.xml with a floating base, without its floor."""
+        """Load nv_humanoid.xml with a floating base, without its floor, its shapes with a contact gap of
+        :data:`SELF_GAP` (the scene adds one ground plane per world after this, with :data:`GROUND_GAP`)."""
+        builder.rigid_gap = SELF_GAP
         builder.add_mjcf(newton.examples.get_asset("nv_humanoid.xml"), floating=True, ignore_names=["floor"])
+        # Shapes added from here on (the world's ground plane) get the wider gap.
+        builder.rigid_gap = GROUND_GAP
 
     def initial_state(self) -> InitialStateSpec:
         """Torso at ``initial_height``, upright, joints at 0, with Humanoid-v5's uniform reset noise."""
