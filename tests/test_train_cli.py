@@ -128,6 +128,14 @@ def test_max_seconds_alone_lifts_the_iteration_cap_and_the_bar_counts_seconds(tm
     slow.update(100, 100)  # 0.5 s per iteration: 9 more need 4.5 s, 0.5 s are left
     assert slow.bar.total == 1 and slow.bar.unit == "s"
     slow.close()
+    # The same switch with the bar off (--no-progress, as training/benchmarks/gpu_check.sh runs it) raised
+    # AttributeError: a disabled tqdm has no start time.
+    quiet = _Progress(
+        plan(parse_args([CARTPOLE, "--max-seconds", "1", "--max-iterations", "10"])), 100, now - 0.5, "t", True
+    )
+    quiet.update(100, 100)
+    assert quiet.by_time
+    quiet.close()
     fast = _Progress(
         plan(parse_args([CARTPOLE, "--max-seconds", "100", "--max-iterations", "10"])), 100, now, "t", False
     )

@@ -360,11 +360,12 @@ class _Progress:
             left = self.plan.max_iterations * self.steps_per_iteration - env_steps
             if elapsed / env_steps * left > self.max_seconds - elapsed:
                 self.by_time = True
-                started = self.bar.start_t
-                self.bar.reset(total=self.max_seconds)
-                self.bar.start_t = started
-                self.bar.unit, self.bar.unit_scale = "s", False
-                self.bar.bar_format = self._counting()["bar_format"]
+                if not self.bar.disable:  # a disabled bar (--no-progress) has no start time to keep
+                    started = self.bar.start_t
+                    self.bar.reset(total=self.max_seconds)
+                    self.bar.start_t = started
+                    self.bar.unit, self.bar.unit_scale = "s", False
+                    self.bar.bar_format = self._counting()["bar_format"]
         if self.by_time:
             self.bar.update(max(0.0, min(elapsed, self.max_seconds) - self.bar.n))
         else:

@@ -6,12 +6,17 @@
 #               16,384 worlds, no peers, 100 steps; one process, results written after each (ID, worlds) item
 #   c. train    `steel-envs train steel_envs/AntRun-v0` for 3 minutes at 4,096 worlds
 #   d. pixels   env-steps/s and frames/s of obs_mode="rgb" (CartpoleBalance, AntRun, 1,024 worlds, 64 x 64 px)
+#   e. learn    (only with --stages ...,learn) `steel-envs train <ID>` of every ID in turn, thousands of worlds
+#               (GPU_CHECK_LEARN_ENVS, 4,096; the SolverVBD IDs GPU_CHECK_LEARN_ENVS_VBD, 1,024) for
+#               GPU_CHECK_LEARN_SECONDS (60) each: its env-steps/s with learning and its return curve, one
+#               learn_<ID>.log / learn_<ID>_summary.json each; IDs that no longer fit in the budget are skipped.
+#               `--stages learn` runs it alone (a second device call after the 8-minute check).
 # A failing stage is recorded and the next one runs. Every figure is printed and written to the results folder:
 # <stage>.log, a <stage>_summary.json per stage, bench.json (steel-envs bench's format), a combined summary.txt
 # and summary.json, and gpu_check.log (the whole transcript).
 #
 # Usage, from the repository root of the GPU machine, after `source .gpukit/b/unpack.sh` (shared/gpu-kit):
-#     bash training/benchmarks/gpu_check.sh <results-dir> [--device cuda:0]
+#     bash training/benchmarks/gpu_check.sh <results-dir> [--device cuda:0] [--stages tests,bench,train,pixels]
 # With the device tool: one run carrying .gpukit/a copies it to /tmp/gpukit; the next (within ~30 s) carries .gpukit/b
 # (and .gpukit/cache/ holding a warp_cache.tar.xz from an earlier run's results, if any) and runs
 #     source .gpukit/b/unpack.sh && bash training/benchmarks/gpu_check.sh /tmp/gpu
@@ -33,20 +38,28 @@ export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1
 
 usage() {
-  echo "usage: bash training/benchmarks/gpu_check.sh <results-dir> [--device cuda:0|cpu]" >&2
+  echo "usage: bash training/benchmarks/gpu_check.sh <results-dir> [--device cuda:0|cpu] [--stages LIST]" >&2
+  echo "  LIST: comma-separated of tests, bench, train, pixels, learn (default tests,bench,train,pixels)" >&2
   exit 2
 }
 [[ $# -ge 1 && $1 != -* ]] || usage
 RESULTS=$1
 shift
 DEVICE=cuda:0
+STAGES=tests,bench,train,pixels
 while [[ $# -gt 0 ]]; do
   case $1 in
     --device) [[ $# -ge 2 ]] || usage; DEVICE=$2; shift 2 ;;
     --device=*) DEVICE=${1#*=}; shift ;;
+    --stages) [[ $# -ge 2 ]] || usage; STAGES=$2; shift 2 ;;
+    --stages=*) STAGES=${1#*=}; shift ;;
     *) echo "gpu_check: unknown argument $1" >&2; usage ;;
   esac
 done
+for stage in ${STAGES//,/ }; do
+  [[ $stage =~ ^(tests|bench|train|pixels|learn)$ ]] || { echo "gpu_check: unknown stage $stage" >&2; usage; }
+done
+want() { [[ ",$STAGES," == *",$1,"* ]]; }
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 mkdir -p "$RESULTS/scripts" || exit 2
 RESULTS=$(cd "$RESULTS" && pwd)
@@ -69,6 +82,9 @@ if [[ $DEVICE == cpu ]]; then
   PIXEL_ENVS=${GPU_CHECK_PIXEL_ENVS:-4}
   PIXEL_SIZE=${GPU_CHECK_PIXEL_SIZE:-16}
   PIXEL_STEPS=5
+  LEARN_SECONDS=${GPU_CHECK_LEARN_SECONDS:-10}
+  LEARN_ENVS=${GPU_CHECK_LEARN_ENVS:-32}
+  LEARN_ENVS_VBD=${GPU_CHECK_LEARN_ENVS_VBD:-4}
 else
   BUDGET=${GPU_CHECK_BUDGET_S:-470}
   BENCH_WORLDS=${GPU_CHECK_BENCH_WORLDS:-4096,16384}
@@ -78,16 +94,22 @@ else
   PIXEL_ENVS=${GPU_CHECK_PIXEL_ENVS:-1024}
   PIXEL_SIZE=${GPU_CHECK_PIXEL_SIZE:-64}
   PIXEL_STEPS=50
+  LEARN_SECONDS=${GPU_CHECK_LEARN_SECONDS:-60}
+  LEARN_ENVS=${GPU_CHECK_LEARN_ENVS:-4096}
+  LEARN_ENVS_VBD=${GPU_CHECK_LEARN_ENVS_VBD:-1024}
 fi
+ALL_IDS="AntRun-v0 CartpoleBalance-v0 CartpoleSwingup-v0 PushCube-v0 QuadrupedVelocity-v0 HumanoidRun-v0"
+ALL_IDS+=" SoftPush-v0 ClothFold-v0"
+VBD_IDS=" SoftPush-v0 ClothFold-v0 "
 # The bench measures AntRun (the headline) at both counts, then the other IDs at 4,096 in this order, then at 16,384
 # cheapest first; items that no longer fit in the stage's time are skipped and listed.
 STEEL_IDS="steel_envs/AntRun-v0,steel_envs/CartpoleBalance-v0,steel_envs/HumanoidRun-v0"
 STEEL_IDS+=",steel_envs/QuadrupedVelocity-v0,steel_envs/PushCube-v0,steel_envs/CartpoleSwingup-v0"
 # Seconds kept for the stages after a stage (its limit is the smaller of its cap and what is left minus these).
 KEEP_SUMMARY=10
-KEEP_PIXELS=$((35 + KEEP_SUMMARY))
-KEEP_TRAIN=$((TRAIN_SECONDS + 35 + KEEP_PIXELS))
-KEEP_BENCH=$((60 + KEEP_TRAIN))
+KEEP_PIXELS=$(want pixels && echo $((35 + KEEP_SUMMARY)) || echo $KEEP_SUMMARY)
+KEEP_TRAIN=$(want train && echo $((TRAIN_SECONDS + 35 + KEEP_PIXELS)) || echo "$KEEP_PIXELS")
+KEEP_BENCH=$(want bench && echo $((60 + KEEP_TRAIN)) || echo "$KEEP_TRAIN")
 T0=$(date +%s.%N)
 
 WARP_CACHE=${WARP_CACHE_PATH:-$HOME/.cache/warp}
@@ -659,6 +681,22 @@ if train is not None:
         L.append("  no final line (the run did not finish)")
     for p in train.get("curve", []):
         L.append(f"  {train['curve_tag']} @ it {p['iteration']} ({p['seconds']} s): {p['value']:.2f}")
+learn = {}
+for s in stages:
+    if s["stage"].startswith("learn_"):
+        learn[s["stage"][6:]] = load(f"{s['stage']}_summary.json") or {}
+if learn:
+    L += ["", "e. learn (steel-envs train of every ID; env-steps/s with learning, mean return of the last 100 episodes):"]
+    for name, t in learn.items():
+        if "env_steps" not in t:
+            L.append(f"  {name:24s} no final line (the run did not finish or was skipped)")
+            continue
+        curve = t.get("curve", [])
+        start = f"{curve[0]['value']:.1f} -> " if curve else ""
+        L.append(
+            f"  {name:24s} {t['env_steps']:>13,} env-steps in {t['seconds']:6.1f} s ({t['env_steps_per_s']:>10,}/s), "
+            f"mean return {start}{t['mean_return_last_100']}"
+        )
 if pixels is not None:
     L += ["", f"d. pixels ({pixels['worlds']} worlds, {pixels['size']}x{pixels['size']} rgb vs state):"]
     for r in pixels["results"]:
@@ -684,6 +722,7 @@ with open(os.path.join(res, "summary.json"), "w") as f:
             "bench": bench,
             "train": train,
             "pixels": pixels,
+            "learn": learn,
         },
         f,
         indent=2,
@@ -710,33 +749,55 @@ if [[ $STAGE_RC -ne 0 ]]; then
   exit 2
 fi
 
-run_stage tests 130 "$KEEP_BENCH" $PY -m pytest -q -m gpu -p no:cacheprovider -rA --durations=15 \
-  --junitxml="$RESULTS/tests_junit.xml" tests/test_gpu.py
-$PY "$RESULTS/scripts/tests_summary.py" "$RESULTS/tests_junit.xml" "$RESULTS/tests.log" "$RESULTS/tests_summary.json"
+if want tests; then
+  run_stage tests 130 "$KEEP_BENCH" $PY -m pytest -q -m gpu -p no:cacheprovider -rA --durations=15 \
+    --junitxml="$RESULTS/tests_junit.xml" tests/test_gpu.py
+  $PY "$RESULTS/scripts/tests_summary.py" "$RESULTS/tests_junit.xml" "$RESULTS/tests.log" "$RESULTS/tests_summary.json"
+fi
 
-run_stage bench 300 "$KEEP_TRAIN" $PY "$RESULTS/scripts/bench.py" "$DEVICE" "$RESULTS/bench" "$STEEL_IDS" \
-  "$BENCH_WORLDS" "$BENCH_STEPS"
+if want bench; then
+  run_stage bench 300 "$KEEP_TRAIN" $PY "$RESULTS/scripts/bench.py" "$DEVICE" "$RESULTS/bench" "$STEEL_IDS" \
+    "$BENCH_WORLDS" "$BENCH_STEPS"
+fi
 
 # Training: the wall time on top of --max-seconds (imports, env build, the final PPO update, saving) is ~20-35 s.
-train_limit=$(($(left) - KEEP_PIXELS))
-train_seconds=$((train_limit - 35 < TRAIN_SECONDS ? train_limit - 35 : TRAIN_SECONDS))
-if ((train_seconds < TRAIN_SECONDS)); then
-  echo "gpu_check: only $train_seconds s of training fit in the budget (asked $TRAIN_SECONDS s)"
+if want train; then
+  train_limit=$(($(left) - KEEP_PIXELS))
+  train_seconds=$((train_limit - 35 < TRAIN_SECONDS ? train_limit - 35 : TRAIN_SECONDS))
+  if ((train_seconds < TRAIN_SECONDS)); then
+    echo "gpu_check: only $train_seconds s of training fit in the budget (asked $TRAIN_SECONDS s)"
+  fi
+  mkdir -p "$RESULTS/train"
+  train_cap=$((train_seconds < 10 ? 0 : TRAIN_SECONDS + 60)) # under 10 s of training: skipped
+  run_stage train "$train_cap" "$KEEP_PIXELS" steel-envs train steel_envs/AntRun-v0 --device "$DEVICE" \
+    --num-envs "$TRAIN_ENVS" --max-seconds "$train_seconds" --max-iterations 100000 --save-interval 100000 \
+    --seed 0 --log-dir "$RESULTS/train" --no-progress
+  train_rc=$STAGE_RC
+  if ((train_seconds < TRAIN_SECONDS)) && [[ $train_rc -eq 0 ]]; then
+    sed -i '$ s/\tok\t/\tshortened\t/' "$RESULTS/stages.tsv"
+  fi
+  $PY "$RESULTS/scripts/train_summary.py" "$RESULTS/train.log" "$RESULTS/train" "$RESULTS/train_summary.json" \
+    "$train_rc" 2>&1 | tee -a "$RESULTS/train.log"
 fi
-mkdir -p "$RESULTS/train"
-train_cap=$((train_seconds < 10 ? 0 : TRAIN_SECONDS + 60)) # under 10 s of training: skipped
-run_stage train "$train_cap" "$KEEP_PIXELS" steel-envs train steel_envs/AntRun-v0 --device "$DEVICE" \
-  --num-envs "$TRAIN_ENVS" --max-seconds "$train_seconds" --max-iterations 100000 --save-interval 100000 \
-  --seed 0 --log-dir "$RESULTS/train" --no-progress
-train_rc=$STAGE_RC
-if ((train_seconds < TRAIN_SECONDS)) && [[ $train_rc -eq 0 ]]; then
-  sed -i '$ s/\tok\t/\tshortened\t/' "$RESULTS/stages.tsv"
-fi
-$PY "$RESULTS/scripts/train_summary.py" "$RESULTS/train.log" "$RESULTS/train" "$RESULTS/train_summary.json" \
-  "$train_rc" 2>&1 | tee -a "$RESULTS/train.log"
 
-run_stage pixels 90 "$KEEP_SUMMARY" $PY "$RESULTS/scripts/pixels.py" "$DEVICE" "$RESULTS/pixels_summary.json" \
-  "$PIXEL_ENVS" "$PIXEL_SIZE" "$PIXEL_STEPS"
+if want pixels; then
+  run_stage pixels 90 "$KEEP_SUMMARY" $PY "$RESULTS/scripts/pixels.py" "$DEVICE" "$RESULTS/pixels_summary.json" \
+    "$PIXEL_ENVS" "$PIXEL_SIZE" "$PIXEL_STEPS"
+fi
+
+# Every ID's training with thousands of worlds, one after the other; an ID that no longer fits is skipped.
+if want learn; then
+  for name in $ALL_IDS; do
+    envs=$LEARN_ENVS
+    [[ $VBD_IDS == *" $name "* ]] && envs=$LEARN_ENVS_VBD
+    mkdir -p "$RESULTS/learn_$name"
+    run_stage "learn_$name" $((LEARN_SECONDS + 60)) "$KEEP_SUMMARY" steel-envs train "steel_envs/$name" \
+      --device "$DEVICE" --num-envs "$envs" --max-seconds "$LEARN_SECONDS" --max-iterations 100000 \
+      --save-interval 100000 --seed 0 --log-dir "$RESULTS/learn_$name" --no-progress
+    $PY "$RESULTS/scripts/train_summary.py" "$RESULTS/learn_$name.log" "$RESULTS/learn_$name" \
+      "$RESULTS/learn_${name}_summary.json" "$STAGE_RC" 2>&1 | tee -a "$RESULTS/learn_$name.log"
+  done
+fi
 
 echo
 $PY "$RESULTS/scripts/summary.py" "$RESULTS" "$DEVICE" "$BUDGET" "$(elapsed)"
