@@ -110,7 +110,7 @@ def test_contact_capacity_is_the_scenes_per_world_figure_times_the_worlds(env_id
     cls = steel_envs.task_class(env_id)
     per_world = cls.rigid_contacts_per_world
     if per_world is None or not cls.enable_collisions:
-        pytest.skip(f"{env_id} keeps Newton's estimate")
+        pytest.skip(f"{env_id} keeps Newton's estimate or runs no collision pipeline")
     env = make(env_id, 3, seed=0)
     assert env.contacts.rigid_contact_max == 3 * per_world
     env.close()
