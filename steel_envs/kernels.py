@@ -273,24 +273,16 @@ def accumulate_metrics(
 
 
 @wp.kernel(enable_backward=False)
-def reset_metric_sums(world_mask: wp.array[wp.bool], metric_count: wp.int32, sums: wp.array2d[wp.float32]):
-    """Zero the running metric sums of the selected worlds."""
-    w = wp.tid()
-    if not world_mask[w]:
-        return
-    for m in range(metric_count):
-        sums[m, w] = 0.0
-
-
-@wp.kernel(enable_backward=False)
 def reset_episode_statistics(
     world_mask: wp.array[wp.bool],
     term_count: wp.int32,
+    metric_count: wp.int32,
     episode_length: wp.array[wp.int32],
     episode_return: wp.array[wp.float32],
     episode_term_sums: wp.array2d[wp.float32],
+    metric_sums: wp.array2d[wp.float32],
 ):
-    """Zero the running episode statistics of the selected worlds."""
+    """Zero the running episode statistics of the selected worlds: length, return, reward-term and metric sums."""
     w = wp.tid()
     if not world_mask[w]:
         return
@@ -298,6 +290,8 @@ def reset_episode_statistics(
     episode_return[w] = 0.0
     for t in range(term_count):
         episode_term_sums[t, w] = 0.0
+    for m in range(metric_count):
+        metric_sums[m, w] = 0.0
 
 
 @wp.kernel(enable_backward=False)

@@ -136,8 +136,15 @@ class EpisodeStatistics:
         if env.metrics:  # the task wrote metric_values (_compute_metrics) after its rewards
             env.launch_per_world(
                 kernels.accumulate_metrics,
-                inputs=[len(env.metrics), self.metric_aggregates, skip, self.done_mask, self.episode_length],
-                outputs=[self.metric_values, self.metric_sums, self.final_metrics],
+                inputs=[
+                    len(env.metrics),
+                    self.metric_aggregates,
+                    skip,
+                    self.done_mask,
+                    self.episode_length,
+                    self.metric_values,
+                ],
+                outputs=[self.metric_sums, self.final_metrics],
             )
         if env.terminations:
             env.launch_per_world(
@@ -156,13 +163,9 @@ class EpisodeStatistics:
         """Start new episodes in the selected worlds: length, return, term and metric sums to 0."""
         self.env.launch_per_world(
             kernels.reset_episode_statistics,
-            inputs=[world_mask, len(self.env.rewards)],
-            outputs=[self.episode_length, self.episode_return, self.term_sums],
+            inputs=[world_mask, len(self.env.rewards), len(self.env.metrics)],
+            outputs=[self.episode_length, self.episode_return, self.term_sums, self.metric_sums],
         )
-        if self.env.metrics:
-            self.env.launch_per_world(
-                kernels.reset_metric_sums, inputs=[world_mask, len(self.env.metrics)], outputs=[self.metric_sums]
-            )
 
     def views(self, penetration: PenetrationProbe) -> dict[str, Any]:
         """Torch views of the buffers, by the names the env reports them under."""
