@@ -123,7 +123,7 @@ def load_policy_callable(spec: str, env, seed: int) -> Callable[[torch.Tensor], 
         generator = torch.Generator(device=env.torch_device).manual_seed(seed)
         return lambda obs: torch.rand(shape, generator=generator, device=obs.device) * 2.0 - 1.0
     if spec == "reference" or spec.startswith("reference:"):
-        from .benchmarks.reference import reference_checkpoint
+        from .policy import reference_checkpoint
 
         env_id = env.spec.id if env.spec is not None else "?"
         suffix = spec.partition(":")[2]

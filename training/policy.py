@@ -1,7 +1,8 @@
 """``steel-envs play`` and ``steel-envs export``: load a ``steel-envs train`` checkpoint, run it, export it.
 
 A checkpoint is rsl_rl's ``model_*.pt`` inside a run folder that also holds ``train_args.json`` (written by
-``steel-envs train``), from which the env ID and the model sizes are read back.
+``steel-envs train``), from which the env ID and the model sizes are read back. The package ships reference
+checkpoints of that layout (:func:`reference_checkpoint`, written by ``steel_envs.training.benchmarks.reference``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,25 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["export", "load_policy", "main_export", "main_play", "play"]
+__all__ = ["REFERENCE_DIR", "export", "load_policy", "main_export", "main_play", "play", "reference_checkpoint"]
+
+REFERENCE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference")
+"""Where the shipped reference checkpoints live: ``<REFERENCE_DIR>/<Name>/seed<k>/model_final.pt``."""
+
+
+def reference_checkpoint(env_id: str, seed: int = 0) -> str:
+    """The shipped reference checkpoint of ``env_id`` trained with ``seed`` (``--policy reference``).
+
+    Raises:
+        FileNotFoundError: If no reference checkpoint of that ID and seed ships with the package.
+    """
+    path = os.path.join(REFERENCE_DIR, env_id.split("/")[-1], f"seed{seed}", "model_final.pt")
+    if not os.path.isfile(path):
+        shipped = sorted(os.listdir(REFERENCE_DIR)) if os.path.isdir(REFERENCE_DIR) else []
+        raise FileNotFoundError(
+            f"policy: no reference checkpoint of {env_id} seed {seed} ships (IDs that have one: {shipped})"
+        )
+    return path
 
 
 @dataclass

@@ -30,26 +30,9 @@ import time
 import warnings
 
 import numpy as np
+from steel_envs.training.policy import REFERENCE_DIR
 
-__all__ = ["main", "reference_checkpoint"]
-
-REFERENCE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reference")
-"""Where the shipped reference checkpoints live: ``<REFERENCE_DIR>/<Name>/seed<k>/model_final.pt``."""
-
-
-def reference_checkpoint(env_id: str, seed: int = 0) -> str:
-    """The shipped reference checkpoint of ``env_id`` trained with ``seed`` (``--policy reference``).
-
-    Raises:
-        FileNotFoundError: If no reference checkpoint of that ID and seed ships with the package.
-    """
-    path = os.path.join(REFERENCE_DIR, env_id.split("/")[-1], f"seed{seed}", "model_final.pt")
-    if not os.path.isfile(path):
-        shipped = sorted(os.listdir(REFERENCE_DIR)) if os.path.isdir(REFERENCE_DIR) else []
-        raise FileNotFoundError(
-            f"policy: no reference checkpoint of {env_id} seed {seed} ships (IDs that have one: {shipped})"
-        )
-    return path
+__all__ = ["main"]
 
 
 def _summary(result, policy: str) -> dict:
