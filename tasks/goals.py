@@ -43,7 +43,7 @@ class PushGoalConfig(TaskConfig):
     goal_range: float = 0.3
     """Goals are drawn at U(-r, r)^2 [m] at every reset."""
     reach_weight: float = 1.0
-    """Weight of the pusher-to-object distance penalty [1/m]."""
+    """Weight of the reach penalty, the pusher's distance to the object (PushCube: to its push pose) [1/m]."""
     push_weight: float = 5.0
     """Weight of the object-to-goal distance penalty [1/m]."""
     success_bonus: float = 10.0

@@ -18,6 +18,8 @@ __all__ = ["PushCubeConfig", "PushCubeEnv", "PushCubeSingleEnv", "scripted_polic
 
 FINGER_BODY = 1
 CUBE_BODY = 2
+_PUSH_CONTACT = wp.constant(CUBE_HALF + FINGER_RADIUS)
+"""Finger-to-cube centre distance [m] at contact with a face (0.08)."""
 
 
 @dataclass(kw_only=True)
@@ -80,6 +82,8 @@ def _observe(
     obs[w, 15] = goals[w, 1]
     obs[w, 16] = p[0] - goals[w, 0]
     obs[w, 17] = p[1] - goals[w, 1]
+    obs[w, 18] = p[0] - finger[0]
+    obs[w, 19] = p[1] - finger[1]
 
 
 @wp.kernel(enable_backward=False)
@@ -97,6 +101,27 @@ def _terminations(
     flags[0, w] = done
 
 
+@wp.func
+def _push_pose_distance(finger: wp.vec3, cube: wp.vec3, goals: wp.array2d[wp.float32], w: int):
+    """Length [m] of the shortest planar path of the finger to the push pose that goes round the cube.
+
+    The push pose lies ``_PUSH_CONTACT`` (R) behind the cube's centre on the goal-cube line; the path may not enter
+    the circle of radius R about the centre (the finger cannot pass through the cube). Seen from the centre, with
+    ``d = |finger - cube| >= R`` (a finger pressed closer counts from the circle) and ``theta`` the angle between
+    the finger and the push pose: the straight line where the push pose is visible (``theta <= acos(R / d)``),
+    else the tangent ``sqrt(d^2 - R^2)`` plus the arc ``R (theta - acos(R / d))``.
+    """
+    u = wp.vec2(goals[w, 0] - cube[0], goals[w, 1] - cube[1])
+    u = u / wp.max(wp.length(u), 1.0e-6)
+    r = wp.vec2(finger[0] - cube[0], finger[1] - cube[1])
+    d = wp.max(wp.length(r), _PUSH_CONTACT)
+    theta = wp.acos(wp.clamp(-wp.dot(r, u) / wp.max(wp.length(r), 1.0e-6), -1.0, 1.0))
+    visible = wp.acos(_PUSH_CONTACT / d)
+    if theta <= visible:
+        return wp.length(r + _PUSH_CONTACT * u)
+    return wp.sqrt(d * d - _PUSH_CONTACT * _PUSH_CONTACT) + _PUSH_CONTACT * (theta - visible)
+
+
 @wp.kernel(enable_backward=False)
 def _rewards(
     body_world_start: wp.array[wp.int32],
@@ -109,8 +134,7 @@ def _rewards(
     b0 = body_world_start[w]
     finger = wp.transform_get_translation(body_q[b0 + FINGER_BODY])
     cube = wp.transform_get_translation(body_q[b0 + CUBE_BODY])
-    reach = wp.length(wp.vec3(cube[0] - finger[0], cube[1] - finger[1], 0.0))
-    reward_terms[0, w] = reach
+    reward_terms[0, w] = _push_pose_distance(finger, cube, goals, w)
     reward_terms[1, w] = _cube_goal_distance(body_q, b0 + CUBE_BODY, goals, w)
     bonus = float(0.0)
     if success[w]:
@@ -137,11 +161,17 @@ class PushCubeEnv(PushScene):
     | 11-13 | cube velocity | m/s |
     | 14-15 | goal x, y | m |
     | 16-17 | cube minus goal, x and y | m |
+    | 18-19 | cube minus finger, x and y | m |
 
     ## Rewards
     Weights are config fields, also settable by term name (``reward_weights={"reach": 0.5}``).
 
-    - ``reward_reach = -reach_weight * |finger_xy - cube_xy|``
+    - ``reward_reach = -reach_weight * path(finger_xy, push_pose)``, with ``push_pose = cube_xy - 0.08 u`` the point
+      behind the cube where the finger touches it to push it toward the goal (``u`` the unit vector from the cube to
+      the goal, 0.08 m the cube's half-size plus the finger's radius), as ManiSkill's PushCube-v1 reaches for its
+      push pose; ``path`` is the length of the shortest way there that stays out of the 0.08 m circle about the
+      cube's centre (straight where the push pose is in sight, else tangent and arc), so that pressing the cube from
+      the goal side is not a local optimum
     - ``reward_push = -push_weight * |cube_xy - goal|``
     - ``reward_success = success_bonus`` on the step the cube comes within ``success_radius`` (5 cm) of the goal
 
@@ -171,6 +201,7 @@ class PushCubeEnv(PushScene):
         ObservationBlock("cube_vel", 3, "cube velocity", "m/s"),
         ObservationBlock("goal", 2, "goal x, y", "m"),
         ObservationBlock("cube_to_goal", 2, "cube minus goal, x and y", "m"),
+        ObservationBlock("finger_to_cube", 2, "cube minus finger, x and y", "m"),
     )
     train_defaults: ClassVar[dict] = {"num_envs": 128, "num_steps_per_env": 32, "max_iterations": 500}
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
@@ -226,8 +257,6 @@ class PushCubeEnv(PushScene):
 PushCubeSingleEnv = register_task("steel_envs/PushCube-v0", PushCubeEnv)
 
 
-_PUSH_CONTACT = CUBE_HALF + FINGER_RADIUS
-"""Finger-to-cube centre distance [m] at contact with a face (0.08)."""
 _STANDOFF = _PUSH_CONTACT + 0.03
 """Distance [m] behind the cube's centre, on the goal-cube line, where the finger lines up before a push."""
 _BEHIND = _PUSH_CONTACT - 0.015
@@ -258,7 +287,7 @@ def scripted_policy(obs: torch.Tensor) -> torch.Tensor:
     Clutter cubes (``clutter > 0``) are not observed and not avoided.
 
     Args:
-        obs: Observations (N, 18) float32 in the layout of :class:`PushCubeEnv` (finger x, y at 0-1, cube
+        obs: Observations (N, 20) float32 in the layout of :class:`PushCubeEnv` (finger x, y at 0-1, cube
             position at 4-6, cube minus goal at 16-17, all [m]), on any device.
 
     Returns:

@@ -24,7 +24,7 @@ OBS_DIMS = {
     "steel_envs/CartpoleSwingup-v0": 5,
     "steel_envs/HumanoidRun-v0": 230,
     "steel_envs/QuadrupedVelocity-v0": 52,
-    "steel_envs/PushCube-v0": 18,
+    "steel_envs/PushCube-v0": 20,
     "steel_envs/ClothFold-v0": 84,
     "steel_envs/SoftPush-v0": 38,
 }

@@ -205,6 +205,55 @@ def test_push_finger_moves_the_cube_it_runs_into():
     assert abs(0.6 - obs[0, 4].item()) < distance - 0.1, "the cube moved towards the goal"
 
 
+def _path_round_circle(p: np.ndarray, q: np.ndarray, radius: float) -> float:
+    """Shortest planar path [m] from p to q (on the circle of ``radius`` about the origin) outside that circle, by
+    brute force: straight to q where q is in sight, else straight to the best point t of the circle in sight of p
+    (3,600 candidates), then along the arc to q. A point p inside the circle is moved out to it radially."""
+    if np.linalg.norm(p) < radius:
+        p = p * radius / np.linalg.norm(p)
+    if np.dot(p - q, q) >= 0.0:  # the segment leaves q outward: q is in sight
+        return float(np.linalg.norm(p - q))
+    phi = np.linspace(-np.pi, np.pi, 3600, endpoint=False)
+    t = radius * np.stack([np.cos(phi), np.sin(phi)], axis=1)
+    in_sight = ((p - t) * t).sum(axis=1) >= -1e-12
+    arc = np.abs(np.angle(np.exp(1j * (phi - np.arctan2(q[1], q[0])))))
+    return float((np.linalg.norm(p - t, axis=1) + radius * arc)[in_sight].min())
+
+
+def test_push_cube_reward_terms_equal_an_independent_computation():
+    """Each term from the returned observation: the reach along the shortest path round the cube to the push pose
+    0.08 m behind it on the goal-cube line, the cube's distance to the goal, the bonus on success; the reward is
+    their weighted sum. The scripted solver's episodes include fingers on the goal side (path round the cube)."""
+    from steel_envs.tasks.push_cube import scripted_policy
+
+    env = make("steel_envs/PushCube-v0", 4, seed=3, autoreset_mode="Disabled")
+    c = env.config
+    obs, _ = env.reset(seed=3)
+    done = np.zeros(4, dtype=bool)
+    detours = 0
+    for _ in range(60):  # the scripted solver walks round the cube and pushes it home (success at ~55 steps)
+        obs, reward, terminated, _, info = env.step(scripted_policy(obs))
+        o = obs.numpy().astype(np.float64)
+        for w in np.flatnonzero(~done):
+            finger, cube, goal = o[w, 0:2], o[w, 4:6], o[w, 14:16]
+            u = (goal - cube) / np.linalg.norm(goal - cube)
+            reach = _path_round_circle(finger - cube, -0.08 * u, 0.08)
+            detours += reach > np.linalg.norm(finger - cube + 0.08 * u) + 1e-3
+            push = np.linalg.norm(cube - goal)
+            expected = {
+                "reach": -c.reach_weight * reach,
+                "push": -c.push_weight * push,
+                "success": c.success_bonus * float(push < c.success_radius),
+            }
+            for term, value in expected.items():
+                assert info[f"reward_{term}"][w].item() == pytest.approx(value, rel=1e-4, abs=2e-4), term
+            assert reward[w].item() == pytest.approx(sum(expected.values()), rel=1e-4, abs=5e-4)
+        torch.testing.assert_close(obs[:, 18:20], obs[:, 4:6] - obs[:, 0:2], rtol=0, atol=1e-6)
+        done |= terminated.numpy()
+    assert done.any(), "a world succeeded, so the bonus was checked"
+    assert detours > 0, "some reach went round the cube"
+
+
 def test_humanoid_with_zero_action_falls_and_terminates_within_a_derived_bound():
     """Its torso must drop from 1.4 m to 1.0 m to terminate. No support can make it fall faster than free fall,
     so the episode cannot end before sqrt(2 * 0.4 m / g) = 0.286 s = 19 control steps of 0.015 s; without

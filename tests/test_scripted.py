@@ -35,7 +35,7 @@ def test_scripted_policies_return_actions_in_range_of_the_action_shape():
     obs = torch.randn(7, 5) * 3.0
     actions = cartpole_swingup.scripted_policy(obs)
     assert actions.shape == (7, 1) and actions.dtype == torch.float32 and actions.abs().max() <= 1.0
-    obs = torch.randn(7, 18) * 0.5
+    obs = torch.randn(7, 20) * 0.5
     actions = push_cube.scripted_policy(obs)
     assert actions.shape == (7, 2) and actions.dtype == torch.float32
     assert actions.norm(dim=-1).max() <= 1.0 + 1e-6
