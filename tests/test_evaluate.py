@@ -234,5 +234,11 @@ def test_the_shipped_reference_policy_solves_its_task():
                 assert json.load(f)["env_id"] == f"steel_envs/{name}"
     with pytest.raises(ValueError, match="reference:<seed>"):
         evaluate(CARTPOLE, ["reference:best"], episodes=1, num_envs=1, progress=False)
+    for spec, message in [
+        ("steel_envs.tasks.cartpole_swingup:scripted_polcy", "no function 'scripted_polcy'"),
+        ("steel_envs.tasks.nope:scripted_policy", "cannot import the module"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            evaluate(CARTPOLE, [spec], episodes=1, num_envs=1, progress=False)
     with pytest.raises(FileNotFoundError, match="CartpoleBalance-v0"):
         reference_checkpoint("steel_envs/CartpoleBalance-v0", seed=99)

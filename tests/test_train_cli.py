@@ -56,6 +56,15 @@ def test_resume_continues_the_iteration_count_from_the_checkpoint(tmp_path):
     assert third.iterations == 2
 
 
+@pytest.mark.parametrize("schedule", ["adaptive", "fixed"])
+def test_schedule_reaches_the_optimizer(tmp_path, schedule):
+    """fixed keeps the learning rate; rsl_rl's adaptive schedule moves it by factors of 1.5 within mini-batches."""
+    r = train(_args(tmp_path, "--max-iterations", "2", "--learning-rate", "3e-4", "--schedule", schedule))
+    lr = torch.load(r.checkpoint, weights_only=False)["optimizer_state_dict"]["param_groups"][0]["lr"]
+    assert _saved(r.run_dir)["hyper_parameters"]["schedule"] == schedule
+    assert (lr == 3e-4) == (schedule == "fixed"), lr
+
+
 def test_env_overrides_reach_the_env_and_are_saved_with_the_run(tmp_path):
     r = train(
         _args(
@@ -158,6 +167,7 @@ def test_max_seconds_alone_lifts_the_iteration_cap_and_the_bar_counts_seconds(tm
         (["--num-envs", "abc"], "--num-envs"),
         (["--shards", "0"], "shards: expected an int >= 1, got 0"),
         (["--logger", "mlflow"], "--logger"),
+        (["--schedule", "linear"], "--schedule"),
         (["--resume", "missing/model_3.pt"], "resume: no file"),
     ],
 )

@@ -149,7 +149,13 @@ def load_policy_callable(spec: str, env, seed: int) -> Callable[[torch.Tensor], 
         return lambda obs: module(obs)
     if ":" in spec:
         module_name, function = spec.split(":", 1)
-        return getattr(importlib.import_module(module_name), function)
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as e:
+            raise ValueError(f"policy: cannot import the module of {spec!r}: {e}") from None
+        if not callable(getattr(module, function, None)):
+            raise ValueError(f"policy: module {module_name!r} has no function {function!r} (from {spec!r})")
+        return getattr(module, function)
     raise ValueError(
         f"policy: expected a checkpoint, .onnx / TorchScript file, module:function, 'reference[:<seed>]', 'random' or "
         f"'zero', got {spec!r}"

@@ -59,7 +59,7 @@ def load_policy(checkpoint: str, *, device: str = "cpu", num_envs: int = 1, **en
     import steel_envs
     from steel_envs.adapters.rsl_rl import RslRlVecEnv
 
-    from .train import make_runner, rsl_rl_config
+    from .train import DEFAULTS, make_runner, rsl_rl_config
 
     if not os.path.isfile(checkpoint):
         raise FileNotFoundError(f"checkpoint: no file {checkpoint!r}")
@@ -70,7 +70,9 @@ def load_policy(checkpoint: str, *, device: str = "cpu", num_envs: int = 1, **en
         saved = json.load(f)
     env = steel_envs.make_vec(saved["env_id"], num_envs=num_envs, device=device, **env_kwargs)
     with contextlib.redirect_stdout(io.StringIO()):
-        runner = make_runner(RslRlVecEnv(env), rsl_rl_config(saved["hyper_parameters"]), None, device)
+        # A run saved before a hyper-parameter existed trained with its default.
+        hyper_parameters = {**DEFAULTS, **saved["hyper_parameters"]}
+        runner = make_runner(RslRlVecEnv(env), rsl_rl_config(hyper_parameters), None, device)
         runner.load(checkpoint, map_location=device)
     model = runner.get_inference_policy(device)
 

@@ -69,6 +69,7 @@ DEFAULTS: dict[str, Any] = {
     "num_learning_epochs": 5,
     "num_mini_batches": 4,
     "desired_kl": 0.01,
+    "schedule": "adaptive",
     "actor_hidden_dims": (128, 128),
     "critic_hidden_dims": (128, 128),
     "init_noise_std": 1.0,
@@ -103,7 +104,7 @@ class TrainArgs:
     num_steps_per_env: int | None = None
     """Rollout length per iteration [control steps]."""
     learning_rate: float | None = None
-    """Adam learning rate (adapted by rsl_rl's KL schedule)."""
+    """Adam learning rate of the actor and the critic (the start of the adaptive schedule)."""
     entropy_coef: float | None = None
     """Entropy bonus weight."""
     gamma: float | None = None
@@ -118,6 +119,9 @@ class TrainArgs:
     """Mini-batches per epoch."""
     desired_kl: float | None = None
     """Target KL of the adaptive learning-rate schedule."""
+    schedule: Literal["adaptive", "fixed"] | None = None
+    """Learning-rate schedule of rsl_rl's PPO: adaptive (divided or multiplied by 1.5 after each mini-batch whose KL
+    is above twice or below half desired_kl, within [1e-5, 1e-2]) or fixed (learning_rate throughout)."""
     actor_hidden_dims: tuple[int, ...] | None = None
     """Hidden layer sizes of the actor MLP."""
     critic_hidden_dims: tuple[int, ...] | None = None
@@ -232,6 +236,8 @@ def plan(args: TrainArgs) -> TrainPlan:
         raise ValueError(f"max_seconds: expected a finite number > 0 or None, got {seconds!r}")
     if hp["target_return"] is not None and math.isinf(hp["target_return"]) and hp["target_return"] > 0:
         hp["target_return"] = None
+    if hp["schedule"] not in ("adaptive", "fixed"):
+        raise ValueError(f"schedule: expected 'adaptive' or 'fixed', got {hp['schedule']!r}")
     if hp["logger"] not in ("tensorboard", "wandb"):
         raise ValueError(f"logger: expected 'tensorboard' or 'wandb', got {hp['logger']!r}")
     if not isinstance(args.env, dict):
@@ -269,7 +275,7 @@ def rsl_rl_config(hp: dict[str, Any], device: str = "cpu") -> dict[str, Any]:
             "learning_rate": hp["learning_rate"],
             "max_grad_norm": 1.0,
             "use_clipped_value_loss": True,
-            "schedule": "adaptive",
+            "schedule": hp["schedule"],
             "desired_kl": hp["desired_kl"],
         },
         "actor": {
