@@ -203,7 +203,7 @@ class PushCubeEnv(PushScene):
         ObservationBlock("cube_to_goal", 2, "cube minus goal, x and y", "m"),
         ObservationBlock("finger_to_cube", 2, "cube minus finger, x and y", "m"),
     )
-    train_defaults: ClassVar[dict] = {"num_envs": 128, "num_steps_per_env": 32, "max_iterations": 500}
+    train_defaults: ClassVar[dict] = {"num_envs": 128, "num_steps_per_env": 32, "max_iterations": 2500}
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
 
     def goal_positions(self) -> np.ndarray:
