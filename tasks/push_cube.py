@@ -114,8 +114,9 @@ def _push_pose_distance(finger: wp.vec3, cube: wp.vec3, goals: wp.array2d[wp.flo
     u = wp.vec2(goals[w, 0] - cube[0], goals[w, 1] - cube[1])
     u = u / wp.max(wp.length(u), 1.0e-6)
     r = wp.vec2(finger[0] - cube[0], finger[1] - cube[1])
-    d = wp.max(wp.length(r), _PUSH_CONTACT)
-    theta = wp.acos(wp.clamp(-wp.dot(r, u) / wp.max(wp.length(r), 1.0e-6), -1.0, 1.0))
+    r_length = wp.length(r)
+    d = wp.max(r_length, _PUSH_CONTACT)
+    theta = wp.acos(wp.clamp(-wp.dot(r, u) / wp.max(r_length, 1.0e-6), -1.0, 1.0))
     visible = wp.acos(_PUSH_CONTACT / d)
     if theta <= visible:
         return wp.length(r + _PUSH_CONTACT * u)

@@ -153,9 +153,10 @@ def load_policy_callable(spec: str, env, seed: int) -> Callable[[torch.Tensor], 
             module = importlib.import_module(module_name)
         except ImportError as e:
             raise ValueError(f"policy: cannot import the module of {spec!r}: {e}") from None
-        if not callable(getattr(module, function, None)):
+        policy = getattr(module, function, None)
+        if not callable(policy):
             raise ValueError(f"policy: module {module_name!r} has no function {function!r} (from {spec!r})")
-        return getattr(module, function)
+        return policy
     raise ValueError(
         f"policy: expected a checkpoint, .onnx / TorchScript file, module:function, 'reference[:<seed>]', 'random' or "
         f"'zero', got {spec!r}"
