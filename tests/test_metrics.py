@@ -89,3 +89,30 @@ def test_a_metric_must_not_shadow_another_episode_key() -> None:
         EpisodeMetric("distance", "median", "m", "x")
     assert [m.name for m in ant.metrics] == ["distance_x"]
     assert dataclasses.asdict(ant.metrics[0])["aggregate"] == "sum"
+
+
+def test_rsl_rl_log_reports_each_ended_episode_metric() -> None:
+    """``steel-envs train`` logs the task's metrics to TensorBoard as ``Episode_Metric/<name>``: the adapter's
+    ``extras["log"]`` holds, per episode ended since its last read, the value a twin env reports in
+    ``info["episode"]``."""
+    pytest.importorskip("rsl_rl")
+    from steel_envs.adapters.rsl_rl import RslRlVecEnv
+
+    def ant():
+        return steel_envs.make_vec("steel_envs/AntRun-v0", num_envs=4, device="cpu", seed=7, max_episode_steps=6)
+
+    adapter, twin = RslRlVecEnv(ant(), stats_interval=6), ant()
+    twin.reset()  # as the adapter resets its env
+    generator = torch.Generator().manual_seed(4)
+    expected, logged = [], []
+    for _ in range(12):
+        actions = _random_actions(twin, generator)
+        extras = adapter.step(actions.clone())[3]
+        info = twin.step(actions)[4]
+        expected += info["episode"]["distance_x"][info["_episode"]].tolist()
+        if "log" in extras:
+            logged += extras["log"]["Episode_Metric/distance_x"].tolist()
+    adapter.close()
+    twin.close()
+    assert len(expected) == 8
+    np.testing.assert_array_equal(logged, expected)

@@ -34,7 +34,8 @@ class RslRlVecEnv(VecEnv):
       that group to the critic (``policy`` to both otherwise).
     - ``dones = terminated | truncated`` (int64); ``extras["time_outs"] = truncated & ~terminated``, so PPO
       bootstraps the value of episodes cut by the time limit or by a constraint overflow.
-    - ``extras["log"]`` holds, per ended episode, ``Episode_Reward/<term>`` (the term's episode sum) and
+    - ``extras["log"]`` holds, per ended episode, ``Episode_Reward/<term>`` (the term's episode sum),
+      ``Episode_Metric/<metric>`` (the task's episode metrics, e.g. AntRun's ``distance_x`` [m]) and
       ``Episode_Termination/<cause>`` (0 or 1), which rsl_rl averages per iteration into TensorBoard. The
       statistics are gathered on the device and read on the host once every ``stats_interval`` steps (one host
       sync), in the ``extras`` of that step; with the rollout length as interval, every iteration logs the same
@@ -147,6 +148,8 @@ class RslRlVecEnv(VecEnv):
             self.on_episodes(returns, lengths)
         prefix = "episode.reward_"
         log = {f"Episode_Reward/{k[len(prefix) :]}": v[ended] for k, v in s.items() if k.startswith(prefix)}
+        for metric in self.env.metrics:  # the task's declared episode metrics, by name
+            log[f"Episode_Metric/{metric.name}"] = s[f"episode.{metric.name}"][ended]
         log["Episode_Termination/terminated"] = s["terminated"][ended].float()
         log["Episode_Termination/time_out"] = (s["truncated"] & ~s["terminated"])[ended].float()
         log["Episode_Termination/constraint_overflow"] = s["episode.constraint_overflow"][ended].float()
