@@ -136,6 +136,26 @@ def test_play_runs_the_checkpoint(trained):
     assert all(ret == length for ret, length in zip(r["returns"], r["lengths"], strict=True))  # +1 per step
 
 
+def test_a_checkpoint_plays_on_the_task_config_it_trained_with(tmp_path):
+    """``--env.*`` overrides of a run (train_args.json) are the config its checkpoint is loaded, played and
+    evaluated with, not the task's defaults; keywords of the caller still win."""
+    from steel_envs.training.policy import load_policy, play
+
+    r = train(TrainArgs(env_id=CARTPOLE, log_dir=str(tmp_path), env={"force_scale": 4.0}, **TINY))
+    _, env = load_policy(r.checkpoint)
+    assert env.config.force_scale == 4.0
+    _, env = load_policy(r.checkpoint, force_scale=6.0)
+    assert env.config.force_scale == 6.0
+    # play's episodes end where those of the trained config do: a twin env with the override, same seed and policy.
+    twin_policy, twin = load_policy(r.checkpoint, num_envs=2, seed=1)
+    obs, _ = twin.reset(seed=1)
+    lengths: list[int] = []
+    while len(lengths) < 2:
+        obs, _, _, _, info = twin.step(twin_policy.policy(obs))
+        lengths += info["episode"]["l"][info["_episode"]].tolist()
+    assert play(r.checkpoint, episodes=2, num_envs=2, seed=1)["lengths"] == lengths[:2]
+
+
 @pytest.mark.parametrize("fmt", ["onnx", "torchscript"])
 def test_exported_policy_matches_the_torch_policy(trained, tmp_path, fmt):
     from steel_envs.training.policy import export, load_policy

@@ -53,6 +53,9 @@ class LoadedPolicy:
 def load_policy(checkpoint: str, *, device: str = "cpu", num_envs: int = 1, **env_kwargs) -> tuple:
     """Load ``checkpoint`` with the hyper-parameters of its run; return (LoadedPolicy, vector env).
 
+    The env is made with the task config and solver options the run trained with (``steel-envs train --env.*``,
+    saved in ``train_args.json``); ``env_kwargs`` override them.
+
     Raises:
         FileNotFoundError: If the checkpoint or the run's ``train_args.json`` is missing.
     """
@@ -68,6 +71,8 @@ def load_policy(checkpoint: str, *, device: str = "cpu", num_envs: int = 1, **en
         raise FileNotFoundError(f"checkpoint: {args_file!r} (written by steel-envs train) is missing")
     with open(args_file) as f:
         saved = json.load(f)
+    # A run saved before train_args.json held its env overrides trained on the task's defaults.
+    env_kwargs = {**saved.get("env", {}), **env_kwargs}
     env = steel_envs.make_vec(saved["env_id"], num_envs=num_envs, device=device, **env_kwargs)
     with contextlib.redirect_stdout(io.StringIO()):
         # A run saved before a hyper-parameter existed trained with its default.
