@@ -89,7 +89,18 @@ def test_a_row_capacity_below_the_need_fails_and_its_advice_fixes_it() -> None:
     assert f"'articulation_constraint_max': {size}" in rows.advice
     assert r.suggested_solver_options == {"articulation_constraint_max": size}
     assert r.line("overflow rate").status == "fail" and r.line("overflow rate").measured > 0.5
+    # The mark seen while rows are dropped is that of the states the dropped rows led to; the options page's 2x of
+    # it ends the overflow, and where the need without overflow is still within 1.3x of it, the next run's advice
+    # gives the headroom: a user who follows the advice reaches a passing report in at most two runs.
     fixed = doctor(ANT, WORLDS, STEPS, "cpu", solver_options=r.suggested_solver_options, check_world_count=False)
+    assert fixed.line("overflow rate").status == "pass", fixed.table()
+    assert fixed.line("rows: articulation").status in ("pass", "warn"), fixed.table()
+    if fixed.line("rows: articulation").status == "warn":
+        size = r.suggested_solver_options["articulation_constraint_max"]
+        assert fixed.suggested_solver_options["articulation_constraint_max"] > size
+        fixed = doctor(
+            ANT, WORLDS, STEPS, "cpu", solver_options=fixed.suggested_solver_options, check_world_count=False
+        )
     assert fixed.line("rows: articulation").status == "pass", fixed.table()
     assert fixed.line("overflow rate").status == "pass"
 
