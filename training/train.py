@@ -66,6 +66,7 @@ DEFAULTS: dict[str, Any] = {
     "gamma": 0.99,
     "lam": 0.95,
     "clip_param": 0.2,
+    "clip_value_loss": True,
     "num_learning_epochs": 5,
     "num_mini_batches": 4,
     "desired_kl": 0.01,
@@ -113,6 +114,9 @@ class TrainArgs:
     """GAE lambda."""
     clip_param: float | None = None
     """PPO clip range."""
+    clip_value_loss: bool | None = None
+    """Clip the critic's step as the policy's (rsl_rl's use_clipped_value_loss): each value prediction moves at most
+    clip_param [return units] per iteration, slow where returns are in the hundreds."""
     num_learning_epochs: int | None = None
     """Epochs over each rollout."""
     num_mini_batches: int | None = None
@@ -274,7 +278,7 @@ def rsl_rl_config(hp: dict[str, Any], device: str = "cpu") -> dict[str, Any]:
             "entropy_coef": hp["entropy_coef"],
             "learning_rate": hp["learning_rate"],
             "max_grad_norm": 1.0,
-            "use_clipped_value_loss": True,
+            "use_clipped_value_loss": hp["clip_value_loss"],
             "schedule": hp["schedule"],
             "desired_kl": hp["desired_kl"],
         },
