@@ -65,6 +65,27 @@ def test_schedule_reaches_the_optimizer(tmp_path, schedule):
     assert (lr == 3e-4) == (schedule == "fixed"), lr
 
 
+def test_clip_value_loss_bounds_the_critics_step(tmp_path):
+    """CartpoleBalance pays +1 per step, so the returns of the first rollout are several units while the fresh critic
+    predicts about 0: with the clipped value loss one iteration leaves its predictions near 0 (a sample's loss stops
+    pulling once its prediction moved clip_param = 0.2 from the rollout's), without it they move several times as far
+    (learning rate 1e-2, fixed)."""
+    from steel_envs.training.policy import load_policy
+    from tensordict import TensorDict
+
+    means = {}
+    for flag in ("--clip-value-loss", "--no-clip-value-loss"):
+        extra = ("--num-envs", "16", "--max-iterations", "1", "--learning-rate", "1e-2", "--schedule", "fixed", flag)
+        r = train(_args(tmp_path / flag, *extra))
+        assert _saved(r.run_dir)["hyper_parameters"]["clip_value_loss"] == (flag == "--clip-value-loss")
+        loaded, env = load_policy(r.checkpoint, num_envs=16)
+        obs, _ = env.reset(seed=0)
+        with torch.no_grad():
+            means[flag] = float(loaded.runner.alg.critic(TensorDict({"policy": obs}, batch_size=[16])).mean())
+        env.close()
+    assert means["--clip-value-loss"] < 1.0 and 3.0 * means["--clip-value-loss"] < means["--no-clip-value-loss"], means
+
+
 def test_env_overrides_reach_the_env_and_are_saved_with_the_run(tmp_path):
     r = train(
         _args(
