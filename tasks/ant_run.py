@@ -201,6 +201,9 @@ class AntRunEnv(AntScene):
         "critic_hidden_dims": (128, 128),
         "entropy_coef": 0.0,
         "init_noise_std": 0.5,
+        # Returns run to ~1,500; the clipped value loss stops pulling a prediction 0.2 from the last one. Unclipped,
+        # 10 min of seed 0 reached 44.8 m per evaluated episode against 42.0 m (train return 1,412 against 1,381).
+        "clip_value_loss": False,
     }
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
     requested_observables = ("contact_f",)
