@@ -14,7 +14,7 @@ from steel_envs.training.benchmarks.bench import main
 
 def test_bench_writes_json_and_plot_with_peers(tmp_path):
     pytest.importorskip("mujoco")
-    out = str(tmp_path / "b")
+    out = str(tmp_path / "new" / "b")  # --out's folder is created
     assert main([ANT, "--num-envs", "2,4", "--steps", "3", "--shards", "2", "--out", out]) == 0
     with open(out + ".json") as f:
         rows = json.load(f)["rows"]

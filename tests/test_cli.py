@@ -57,6 +57,18 @@ def test_bad_arguments_give_a_one_line_error():
     assert r.returncode == 2 and "device: expected" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("command", ["evaluate", "bench"])
+def test_an_out_prefix_that_cannot_be_written_fails_before_the_work(command, tmp_path):
+    """evaluate and bench create --out's folder first; where they cannot (here a file stands in its path), they stop in
+    one line before building any env, not after the whole run."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    extra = ("--policy", "zero") if command == "evaluate" else ()
+    r = _cli(command, "steel_envs/CartpoleBalance-v0", *extra, "--out", str(blocker / "sub" / "x"))
+    assert r.returncode == 2 and "--out: cannot create the folder of" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and "policy" not in r.stdout and "env-steps/s" not in r.stdout
+
+
 @pytest.mark.parametrize("env_id", ["steel_envs/ClothFold-v0", "steel_envs/SoftPush-v0"])
 def test_rollout_runs_the_solver_vbd_scenes(env_id):
     r = _cli("rollout", env_id, "--num-envs", "2", "--steps", "3", "--device", "cpu", "--no-progress")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-__all__ = ["run_prefix"]
+__all__ = ["out_prefix", "run_prefix"]
 
 
 def run_prefix(kind: str, name: str, root: str = "runs") -> str:
@@ -14,3 +14,19 @@ def run_prefix(kind: str, name: str, root: str = "runs") -> str:
     folder = os.path.join(root, name.replace("/", "_"), f"{kind}_{time.strftime('%Y-%m-%d_%H-%M-%S')}")
     os.makedirs(folder, exist_ok=True)
     return os.path.join(folder, kind)
+
+
+def out_prefix(out: str | None, kind: str, name: str) -> str:
+    """The output prefix of a command's ``--out``: ``out`` with its folder created, or :func:`run_prefix`'s default
+    when ``out`` is None. Called before the command's work, so a prefix that cannot be written fails at once.
+
+    Raises:
+        ValueError: If ``out``'s folder cannot be created (naming ``--out`` and the reason).
+    """
+    if out is None:
+        return run_prefix(kind, name)
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"--out: cannot create the folder of {out!r} ({e.strerror or e})") from None
+    return out

@@ -496,6 +496,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--no-progress", action="store_true")
     a = p.parse_args(argv)
+    from steel_envs.training import out_prefix
+
+    try:
+        a.out = out_prefix(a.out, "evaluation", a.env_id)
+    except ValueError as e:
+        p.error(str(e))
     import warp as wp
 
     wp.config.log_level = wp.LOG_WARNING
@@ -522,10 +528,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"steel-envs evaluate: {e}", file=sys.stderr)
         return 2
     print(table(result))
-    if a.out is None:
-        from steel_envs.training import run_prefix
-
-        a.out = run_prefix("evaluation", a.env_id)
     result.to_json(f"{a.out}.json")
     print("wrote " + ", ".join([f"{a.out}.json", *plot(result, a.out)]))
     return 0

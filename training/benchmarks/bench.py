@@ -393,6 +393,12 @@ def main(argv: list[str] | None = None) -> int:
 
     if a.repeats < 1:
         p.error(f"--repeats: expected an int >= 1, got {a.repeats}")
+    from steel_envs.training import out_prefix
+
+    try:
+        a.out = out_prefix(a.out, "bench", "bench")
+    except ValueError as e:
+        p.error(str(e))
     rows = bench(
         a.env_ids,
         counts,
@@ -430,10 +436,6 @@ def main(argv: list[str] | None = None) -> int:
             prof = profile(env_id, max(counts), steps=min(a.steps, 20), device=a.device)
             print(prof.table())
             profiles.append(asdict(prof))
-    if a.out is None:
-        from steel_envs.training import run_prefix
-
-        a.out = run_prefix("bench", "bench")
     with open(f"{a.out}.json", "w") as f:
         json.dump({"meta": meta, "rows": records, "profiles": profiles}, f, indent=2)
     _plot(rows, f"{a.out}.png")
