@@ -29,7 +29,7 @@ def test_bench_writes_json_and_plot_with_peers(tmp_path):
             assert r["physics_ms"] + r["overhead_ms"] == pytest.approx(step_ms, rel=1e-6)
             assert r["physics_steps_per_s"] == pytest.approx(5 * r["env_steps_per_s"])
             assert r["memory_per_world_kib"] > 0 and r["first_call_s"] > 0
-    assert (tmp_path / "b.png").stat().st_size > 1000
+    assert (tmp_path / "new" / "b.png").stat().st_size > 1000
 
 
 def test_profile_accounts_for_the_step_by_phase():
