@@ -242,3 +242,24 @@ def test_the_shipped_reference_policy_solves_its_task():
             evaluate(CARTPOLE, [spec], episodes=1, num_envs=1, progress=False)
     with pytest.raises(FileNotFoundError, match="CartpoleBalance-v0"):
         reference_checkpoint("steel_envs/CartpoleBalance-v0", seed=99)
+
+
+def test_reference_reports_keep_every_figure_with_a_line_per_curve_point():
+    """The reference tool's JSON loads back to the same report, one line per curve point and per interval: a
+    3,000-point curve is ~3,000 lines (it was three numbers per line before, 755 KB for PushCube). Every shipped
+    report parses and has a curve point per line."""
+    from steel_envs.training.benchmarks.reference import _dumps
+
+    curve = [[i * 4096, 0.5 * i, -600.0 + 0.125 * i] for i in range(3000)]
+    report = {"runs": [{"seed": 0, "curve": curve, "evaluation": {"mean_return_ci": [-1e-05, float("nan")]}}]}
+    text = _dumps(report)
+    loaded = json.loads(text)
+    assert loaded["runs"][0]["curve"] == curve and np.isnan(loaded["runs"][0]["evaluation"]["mean_return_ci"][1])
+    assert 3000 <= text.count("\n") < 3030
+    docs = os.path.join(os.path.dirname(__file__), "..", "docs", "reference")
+    for name in sorted(os.listdir(docs)):
+        if name.endswith(".json"):
+            with open(os.path.join(docs, name)) as f:
+                text = f.read()
+            runs = json.loads(text)["runs"]
+            assert text.count("\n") < sum(len(r["curve"]) for r in runs) + 400, name
