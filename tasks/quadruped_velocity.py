@@ -365,6 +365,11 @@ class QuadrupedVelocityEnv(QuadrupedScene):
         "critic_hidden_dims": (128, 128),
         "entropy_coef": 0.005,
         "init_noise_std": 0.5,
+        # rsl_rl's adaptive schedule held the learning rate at its floor (1e-5) from iteration ~190 on, with the
+        # policy standing (tracking error 0.63 m/s, the zero policy's, after 10 min of seed 0); a fixed 5e-4 walks:
+        # 0.205 m/s over 32 evaluated episodes after the same 10 min.
+        "schedule": "fixed",
+        "learning_rate": 5.0e-4,
     }
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
 
