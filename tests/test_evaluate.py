@@ -159,6 +159,32 @@ def test_success_rate_counts_info_success_on_the_last_step(success_distance, rat
     assert cartpole.summaries[0].success_rate is None
 
 
+_FOLD_STEPS = [0]
+
+
+def fold_then_unfold(obs: torch.Tensor) -> torch.Tensor:
+    """A module:function policy for the test below: ClothFold's scripted fold for the first 60 calls (it holds the
+    fold, mirrored distance < 3 cm, from about step 40 on), then both grasped corners pulled up and back to -y."""
+    from steel_envs.tasks.cloth_fold import scripted_policy
+
+    _FOLD_STEPS[0] += 1
+    if _FOLD_STEPS[0] <= 60:
+        return scripted_policy(obs)
+    return torch.tensor([0.0, -1.0, 1.0] * 2).expand(obs.shape[0], 6)
+
+
+def test_success_once_counts_a_goal_reached_and_left_again():
+    """ManiSkill's two success rates: ``success_once`` (any step) and ``success`` (the last step, its
+    ``success_at_end``). A fold that is undone before the time limit counts only once; the scripted fold held to the
+    end counts in both."""
+    _FOLD_STEPS[0] = 0
+    policies = ["test_evaluate:fold_then_unfold", "steel_envs.tasks.cloth_fold:scripted_policy", "zero"]
+    result = evaluate("steel_envs/ClothFold-v0", policies, episodes=2, num_envs=2, progress=False)
+    rates = {s.policy.split(":")[-1]: (s.success_rate, s.success_once_rate) for s in result.summaries}
+    assert rates == {"fold_then_unfold": (0.0, 1.0), "scripted_policy": (1.0, 1.0), "zero": (0.0, 0.0)}, rates
+    assert _FOLD_STEPS[0] == 100  # one 100-step episode per world, the policy called once per step
+
+
 def _iqm(x, axis=-1):
     from scipy import stats
 

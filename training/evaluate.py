@@ -62,6 +62,9 @@ class EpisodeRecord:
     cause: str
     success: bool | None = None
     """``info["success"]`` on the episode's last step; None: the task defines no success."""
+    success_once: bool | None = None
+    """``info["success"]`` on any step of the episode (ManiSkill's ``success_once``; ``success`` is its
+    ``success_at_end``); None: the task defines no success."""
     metrics: dict[str, float] = field(default_factory=dict)
     """The task's episode metrics (``info["episode"]``, e.g. ``distance_x``), by name."""
 
@@ -83,6 +86,9 @@ class PolicySummary:
     """Fraction of episodes per end cause."""
     success_rate: float | None = None
     """Fraction of episodes whose last step reported ``info["success"]``; None: the task defines no success."""
+    success_once_rate: float | None = None
+    """Fraction of episodes with ``info["success"]`` on any step: above ``success_rate`` where a policy reaches the
+    goal and leaves it again; None: the task defines no success."""
     metrics: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     """Per task metric: (mean over the episodes, lower and upper bound of its bootstrap confidence interval)."""
 
@@ -188,6 +194,7 @@ def _run(env_id, policy_name, seed, episodes, num_envs, sweep, device, env_kwarg
         )
     policy = load_policy_callable(policy_name, env, seed)
     counted = np.zeros(num_envs, np.int64)
+    succeeded = np.zeros(num_envs, bool)  # info["success"] on a step of the running episode
     records: list[EpisodeRecord] = []
     obs, _ = env.reset(seed=seed)
     limit = env.max_episode_steps * (int(quota.max()) + 1) + 1
@@ -198,13 +205,15 @@ def _run(env_id, policy_name, seed, episodes, num_envs, sweep, device, env_kwarg
             actions = policy(obs.clone())
         obs, _, terminated, truncated, info = env.step(torch.as_tensor(actions, dtype=torch.float32))
         done = info["_episode"].cpu().numpy()
+        success = info["success"].cpu().numpy() if "success" in info else None
+        if success is not None:
+            succeeded |= success
         if not done.any():
             continue
         ep = {k: v.cpu().numpy() for k, v in info["episode"].items()}
         core = ("nonfinite_state", "nonfinite_action", "constraint_overflow", "penetration")
         flags = {k: info[k].cpu().numpy() for k in core}
         term, trunc = terminated.cpu().numpy(), truncated.cpu().numpy()
-        success = info["success"].cpu().numpy() if "success" in info else None
         for w in np.flatnonzero(done & (counted < quota)):
             # The core's causes first, then the task's declared termination terms, then the plain dones.
             cause = next(
@@ -226,11 +235,13 @@ def _run(env_id, policy_name, seed, episodes, num_envs, sweep, device, env_kwarg
                     terms={t: float(ep[f"reward_{t}"][w]) for t in env.reward_terms},
                     cause=cause,
                     success=bool(success[w]) if success is not None else None,
+                    success_once=bool(succeeded[w]) if success is not None else None,
                     metrics={m.name: float(ep[m.name][w]) for m in env.metrics},
                 )
             )
             counted[w] += 1
             bar.update(1)
+        succeeded[done] = False
     env.close()
     if (counted < quota).any():
         raise RuntimeError(f"{policy_name}, seed {seed}: episodes did not end within {limit} steps")
@@ -309,6 +320,9 @@ def _summarize(records: list[EpisodeRecord], confidence: float, resamples: int, 
         term_means={t: float(np.mean([r.terms[t] for r in records])) for t in terms},
         causes={c: float(np.mean([r.cause == c for r in records])) for c in _causes(records)},
         success_rate=None if records[0].success is None else float(np.mean([r.success for r in records])),
+        success_once_rate=None
+        if records[0].success_once is None
+        else float(np.mean([r.success_once for r in records])),
         metrics={
             name: (float(values.mean()), *interval(mean, values))
             for name in records[0].metrics
@@ -400,7 +414,7 @@ def table(result: EvaluationResult) -> str:
     """The summaries as a terminal table."""
     lines = [
         f"{'policy':28s} {'cell':26s} {'eps':>4s} {'mean return [95% CI]':>28s} {'IQM [95% CI]':>28s} "
-        f"{'length':>7s} {'success':>7s}  end causes"
+        f"{'length':>7s} {'success':>7s} {'once':>5s}  end causes"
     ]
     metric_rows = []
     for s in result.summaries:
@@ -409,9 +423,10 @@ def table(result: EvaluationResult) -> str:
         mean = f"{s.mean_return:.1f} [{s.mean_return_ci[0]:.1f}, {s.mean_return_ci[1]:.1f}]"
         iqm = f"{s.iqm_return:.1f} [{s.iqm_return_ci[0]:.1f}, {s.iqm_return_ci[1]:.1f}]"
         success = "-" if s.success_rate is None else f"{s.success_rate:.0%}"
+        once = "-" if s.success_once_rate is None else f"{s.success_once_rate:.0%}"
         lines.append(
             f"{os.path.basename(s.policy)[:28]:28s} {cell[:26]:26s} {s.episodes:4d} {mean:>28s} "
-            f"{iqm:>28s} {s.mean_length:7.1f} {success:>7s}  {causes}"
+            f"{iqm:>28s} {s.mean_length:7.1f} {success:>7s} {once:>5s}  {causes}"
         )
         for name, (value, low, high) in s.metrics.items():
             unit = result.metric_units.get(name, "")

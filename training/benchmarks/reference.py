@@ -43,6 +43,7 @@ def _summary(result, policy: str) -> dict:
         "mean_return": s.mean_return,
         "mean_return_ci": list(s.mean_return_ci),
         "success_rate": s.success_rate,
+        "success_once_rate": s.success_once_rate,
         "mean_length": s.mean_length,
         "metrics": {k: list(v) for k, v in s.metrics.items()},
         "causes": {k: v for k, v in s.causes.items() if v > 0},
@@ -101,6 +102,8 @@ def _row(env_id: str, report: dict) -> str:
         text = f"{s['mean_return']:.1f} [{s['mean_return_ci'][0]:.1f}, {s['mean_return_ci'][1]:.1f}]"
         if s["success_rate"] is not None:
             text += f", {s['success_rate']:.0%} success"
+            if s.get("success_once_rate") is not None:
+                text += f" ({s['success_once_rate']:.0%} on some step)"
         for name, (value, _low, _high) in s["metrics"].items():
             text += f", {name} {value:.3g}"
         return text
