@@ -65,6 +65,24 @@ def test_schedule_reaches_the_optimizer(tmp_path, schedule):
     assert (lr == 3e-4) == (schedule == "fixed"), lr
 
 
+def test_min_noise_std_floors_the_policy_std(tmp_path):
+    """The saved floor rebuilds with the policy: a std parameter driven below it samples with the floor's std."""
+    from steel_envs.training.policy import load_policy
+
+    r = train(_args(tmp_path, "--max-iterations", "1", "--min-noise-std", "0.25"))
+    assert _saved(r.run_dir)["hyper_parameters"]["min_noise_std"] == 0.25
+    loaded, env = load_policy(r.checkpoint, num_envs=4)
+    distribution = loaded.runner.alg.actor.distribution
+    with torch.no_grad():
+        distribution.std_param.fill_(1e-3)
+    distribution.update(torch.zeros(4, distribution.std_param.numel()))
+    assert torch.allclose(distribution.std, torch.full_like(distribution.std, 0.25))
+    env.close()
+    for bad in ("-0.1", "1.0", "nan"):
+        with pytest.raises(ValueError, match="min_noise_std: expected a number >= 0 below init_noise_std"):
+            plan(parse_args([CARTPOLE, "--min-noise-std", bad]))
+
+
 def test_clip_value_loss_bounds_the_critics_step(tmp_path):
     """CartpoleBalance pays +1 per step, so the returns of the first rollout are several units while the fresh critic
     predicts about 0: with the clipped value loss one iteration leaves its predictions near 0 (a sample's loss stops

@@ -74,6 +74,7 @@ DEFAULTS: dict[str, Any] = {
     "actor_hidden_dims": (128, 128),
     "critic_hidden_dims": (128, 128),
     "init_noise_std": 1.0,
+    "min_noise_std": 0.0,
     "obs_normalization": True,
     "save_interval": 50,
 }
@@ -132,6 +133,9 @@ class TrainArgs:
     """Hidden layer sizes of the critic MLP."""
     init_noise_std: float | None = None
     """Initial standard deviation of the Gaussian policy [action units]."""
+    min_noise_std: float | None = None
+    """Floor of the Gaussian policy's standard deviation [action units] (rsl_rl's std_range, which clamps it; 0:
+    rsl_rl's own floor, 1e-6). Evaluation uses the policy mean, so the floor only keeps training exploring."""
     obs_normalization: bool | None = None
     """Running normalization of the observations inside the models (exported with them)."""
     save_interval: int | None = None
@@ -240,6 +244,11 @@ def plan(args: TrainArgs) -> TrainPlan:
         raise ValueError(f"max_seconds: expected a finite number > 0 or None, got {seconds!r}")
     if hp["target_return"] is not None and math.isinf(hp["target_return"]) and hp["target_return"] > 0:
         hp["target_return"] = None
+    std = hp["min_noise_std"]
+    if not (isinstance(std, (int, float)) and 0.0 <= std < hp["init_noise_std"]):
+        raise ValueError(
+            f"min_noise_std: expected a number >= 0 below init_noise_std ({hp['init_noise_std']}), got {std!r}"
+        )
     if hp["schedule"] not in ("adaptive", "fixed"):
         raise ValueError(f"schedule: expected 'adaptive' or 'fixed', got {hp['schedule']!r}")
     if hp["logger"] not in ("tensorboard", "wandb"):
@@ -287,7 +296,11 @@ def rsl_rl_config(hp: dict[str, Any], device: str = "cpu") -> dict[str, Any]:
             "hidden_dims": list(hp["actor_hidden_dims"]),
             "activation": "elu",
             "obs_normalization": hp["obs_normalization"],
-            "distribution_cfg": {"class_name": "GaussianDistribution", "init_std": hp["init_noise_std"]},
+            "distribution_cfg": {
+                "class_name": "GaussianDistribution",
+                "init_std": hp["init_noise_std"],
+                "std_range": (hp["min_noise_std"], 1.0e6),  # rsl_rl's upper bound; it raises a lower one to 1e-6
+            },
         },
         "critic": {
             "class_name": "MLPModel",
