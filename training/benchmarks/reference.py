@@ -101,9 +101,7 @@ def _row(env_id: str, report: dict) -> str:
     def fmt(s: dict) -> str:
         text = f"{s['mean_return']:.1f} [{s['mean_return_ci'][0]:.1f}, {s['mean_return_ci'][1]:.1f}]"
         if s["success_rate"] is not None:
-            text += f", {s['success_rate']:.0%} success"
-            if s.get("success_once_rate") is not None:
-                text += f" ({s['success_once_rate']:.0%} on some step)"
+            text += f", {s['success_rate']:.0%} success ({s['success_once_rate']:.0%} on some step)"
         for name, (value, _low, _high) in s["metrics"].items():
             text += f", {name} {value:.3g}"
         return text
