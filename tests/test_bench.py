@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from conftest import ANT
@@ -73,3 +74,16 @@ def test_ratio_table_divides_by_the_faster_peer():
     lines = ratio_table(rows).splitlines()
     assert lines[1].endswith("0.75x") and lines[2].endswith("1.50x") and "sync x 8" in lines[1]
     assert ratio_table(rows[:2]) == ""
+
+
+def test_reference_reports_the_machine_speed_by_the_mujoco_peer(monkeypatch):
+    """The reference report's ``machine_speed`` is the median of its runs of Gymnasium's Ant-v5 (a program that is
+    not ours, so that a wall-time budget's env-steps can be compared across machines), and None without mujoco."""
+    pytest.importorskip("mujoco")
+    from steel_envs.training.benchmarks.reference import machine_speed
+
+    speed = machine_speed(steps=5, repeats=3)
+    assert "Ant-v5" in speed["peer"] and len(speed["runs"]) == 3 and min(speed["runs"]) > 0
+    assert speed["env_steps_per_s"] == sorted(speed["runs"])[1]
+    monkeypatch.setitem(sys.modules, "mujoco", None)  # import mujoco raises ImportError
+    assert machine_speed() is None

@@ -6,8 +6,9 @@ defaults, ``--shards auto``), then ``steel-envs evaluate`` of the final checkpoi
 the policy's mean action, beside the random policy, the zero policy and the task's scripted solver where it ships
 one. It writes, under ``--out`` (default ``docs/reference``):
 
-- ``<Name>.json``: the commands, the machine, every seed's env-steps, wall time, curve and evaluation (mean return
-  with its 95 % bootstrap interval, success rate, task metrics) and the baselines';
+- ``<Name>.json``: the commands, the machine and its speed (``machine_speed``, see :func:`machine_speed`), every
+  seed's env-steps, wall time, curve and evaluation (mean return with its 95 % bootstrap interval, success rate,
+  task metrics) and the baselines';
 - ``<Name>_curves.png``: the mean return of the last 100 training episodes against env-steps, the seeds' mean and
   their range;
 
@@ -94,6 +95,33 @@ def _plot(runs: list[dict], path: str, title: str) -> None:
     plt.close(fig)
 
 
+def machine_speed(steps: int = 300, repeats: int = 3) -> dict | None:
+    """The speed of the machine that trains, measured by a program that is not ours: Gymnasium's MuJoCo ``Ant-v5``
+    in a ``SyncVectorEnv`` of 8 envs under random actions, as ``steel-envs bench`` times its peer.
+
+    A wall-time budget (``--max-seconds``) buys as many env-steps as the machine runs: the same "2-core CPU" has
+    run this peer at 5,305 env-steps/s (docs/bench_cpu.json) and at 1,852 in another session, and ``steel-envs
+    bench steel_envs/AntRun-v0`` at 3,431 and 1,451 env-steps/s. Reports that carry this figure can be compared
+    across machines.
+
+    Returns:
+        ``{"peer": str, "env_steps_per_s": float, "runs": list[float]}`` [env-steps/s], the median of ``repeats``
+        runs of ``steps`` vector steps each; None when ``mujoco`` is not installed (``pip install -e '.[bench]'``).
+    """
+    try:
+        import mujoco  # noqa: F401
+    except ImportError:
+        return None
+    from steel_envs.training.benchmarks.bench import _gymnasium_peer
+
+    runs = [_gymnasium_peer("Ant-v5", "sync", 8, steps).env_steps_per_s for _ in range(repeats)]
+    return {
+        "peer": f"Gymnasium Ant-v5, SyncVectorEnv x 8, random actions, {steps} steps",
+        "env_steps_per_s": float(np.median(runs)),
+        "runs": runs,
+    }
+
+
 def _row(env_id: str, report: dict) -> str:
     """The README row: command, budget, then the trained policy's and the baselines' figures."""
     runs = report["runs"]
@@ -142,8 +170,11 @@ def main(argv: list[str] | None = None) -> int:
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch "
         f"{torch.__version__}, warp {wp.__version__}, device cpu",
         "date": time.strftime("%Y-%m-%d"),
+        "machine_speed": machine_speed(),
         "runs": [],
     }
+    if report["machine_speed"] is not None:
+        print(f"machine speed: {report['machine_speed']['env_steps_per_s']:,.0f} env-steps/s of the peer", flush=True)
     log_root = tempfile.mkdtemp(prefix="steel-envs-reference-")
     for seed in seeds:
         r = train(TrainArgs(env_id=a.env_id, seed=seed, max_seconds=a.max_seconds, log_dir=log_root, progress=False))
