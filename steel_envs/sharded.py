@@ -94,6 +94,9 @@ def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str
                 obs, info = env.reset(seed=seed, options=options)
                 publish(obs, info)
                 shared["done"][rows] = False
+            elif command == "set_episode_length":
+                env.episode_length.copy_(arg[rows])
+                shared["episode_length"][rows] = env.episode_length
             elif command == "set_world_parameters":
                 env.set_world_parameters(**{k: None if v is None else v[rows] for k, v in arg.items()})
             elif command == "render":
@@ -306,8 +309,30 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
     @property
     def episode_length(self) -> torch.Tensor:
         """Control steps of each world's current episode, (num_envs,) int32: a read-only copy of the workers'
-        counters, refreshed every step (writing it does not reach the workers)."""
+        counters, refreshed every step (writing it does not reach the workers: :meth:`set_episode_length` does)."""
         return self._shared["episode_length"]
+
+    def set_episode_length(self, lengths: torch.Tensor | np.ndarray | Sequence[int]) -> None:
+        """Set every world's step counter of its current episode in the workers, as writing the single-process
+        env's :attr:`episode_length` view does: world i's time limit then ends it after ``max_episode_steps -
+        lengths[i]`` more steps (rsl_rl's ``init_at_random_ep_len``, through the rsl_rl adapter).
+
+        Args:
+            lengths: (num_envs,) integers in [0, max_episode_steps) [control steps].
+
+        Raises:
+            ValueError: On another shape, a non-integer dtype or a count outside [0, max_episode_steps).
+        """
+        t = torch.as_tensor(lengths)
+        if t.shape != (self.num_envs,) or t.dtype.is_floating_point or t.dtype == torch.bool:
+            raise ValueError(
+                f"lengths: expected ({self.num_envs},) integers, got shape {tuple(t.shape)} of dtype {t.dtype}"
+            )
+        if len(t) and not (int(t.min()) >= 0 and int(t.max()) < self.max_episode_steps):
+            raise ValueError(
+                f"lengths: expected counts in [0, {self.max_episode_steps}), got [{int(t.min())}, {int(t.max())}]"
+            )
+        self._send("set_episode_length", t.to(torch.int32))
 
     def set_world_parameters(
         self,

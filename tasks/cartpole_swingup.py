@@ -146,6 +146,11 @@ class CartpoleSwingupEnv(CartpoleScene):
         "max_iterations": 500,
         "actor_hidden_dims": (64, 64),
         "critic_hidden_dims": (64, 64),
+        # No early end: without it every world is at the same step of its 500-step episode, each iteration's
+        # rollout holds one phase (swing-up or balance), and seed 0's training return swung between ~80 and ~420
+        # for thousands of iterations (adaptive or fixed learning rate, with or without a std floor); with it,
+        # 394 at iteration 100 and 429-431 from iteration 300 on.
+        "init_at_random_ep_len": True,
     }
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
     solver_defaults = SteelSolverOptions(

@@ -206,3 +206,35 @@ def test_a_sharded_env_dropped_without_close_stops_its_workers_quietly(tmp_path)
     )
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+
+
+def test_set_episode_length_reaches_the_workers_as_the_view_does_in_one_process():
+    """rsl_rl's init_at_random_ep_len writes each world's step counter through the rsl_rl adapter: over 2 shards it
+    reaches the workers, and world i's time limit (10 steps) then ends it after 10 - L_i steps, as writing the
+    single-process env's view does. Bad counts raise in the parent, before any worker changes."""
+    from steel_envs.adapters.rsl_rl import RslRlVecEnv
+
+    swingup, lengths = "steel_envs/CartpoleSwingup-v0", torch.tensor([0, 3, 6, 9])
+    sharded = steel_envs.make_vec(swingup, 4, num_shards=2, seed=0, max_episode_steps=10)
+    single = steel_envs.make_vec(swingup, 4, seed=0, max_episode_steps=10)
+    try:
+        ends = {}
+        for name, env in (("sharded", sharded), ("single", single)):
+            RslRlVecEnv(env).episode_length_buf = lengths  # the adapter resets the env first
+            assert env.episode_length.tolist() == lengths.tolist()
+            steps = torch.stack([env.step(torch.zeros(4, 1))[3].clone() for _ in range(10)])  # truncated
+            ends[name] = [int(steps[:, i].nonzero()[0]) + 1 for i in range(4)]
+        assert ends["sharded"] == ends["single"] == [10, 7, 4, 1]
+        for bad, message in [
+            (torch.tensor([0, 1, 2]), r"expected \(4,\) integers"),
+            (torch.tensor([0.0, 1.0, 2.0, 3.0]), "integers"),
+            (torch.tensor([0, 1, 2, 10]), r"in \[0, 10\)"),
+            (torch.tensor([-1, 1, 2, 3]), r"in \[0, 10\)"),
+        ]:
+            with pytest.raises(ValueError, match=message):
+                sharded.set_episode_length(bad)
+        # A full time limit after the write, every counter is back where it was set; the bad calls changed none.
+        assert sharded.episode_length.tolist() == lengths.tolist()
+    finally:
+        sharded.close()
+        single.close()

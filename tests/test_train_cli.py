@@ -242,3 +242,20 @@ def test_wandb_logger_without_wandb_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "wandb", None)  # import wandb raises ImportError
     with pytest.raises(ValueError, match=r"pip install 'steel-envs\[wandb\]'"):
         train(_args(tmp_path, "--max-iterations", "1", "--logger", "wandb"))
+
+
+def test_init_at_random_ep_len_spreads_the_first_time_limits(tmp_path):
+    """CartpoleSwingup has no early end: with a 12-step time limit, no episode ends in a first iteration of 8 steps
+    unless --init-at-random-ep-len starts the worlds at random steps of it (rsl_rl draws them with the run's torch
+    seed); over 2 shards too. It is the task's default (train_defaults) and saved with the run."""
+    swingup = "steel_envs/CartpoleSwingup-v0"
+
+    def run(*extra: str):
+        argv = [swingup, *TINY, "--log-dir", str(tmp_path), "--max-iterations", "1", *extra]
+        args = parse_args(argv)
+        args.env = {"max_episode_steps": 12}
+        return train(args)
+
+    assert run("--no-init-at-random-ep-len").curve == []
+    spread = run("--shards", "2")
+    assert spread.curve and _saved(spread.run_dir)["hyper_parameters"]["init_at_random_ep_len"] is True

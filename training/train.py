@@ -75,6 +75,7 @@ DEFAULTS: dict[str, Any] = {
     "critic_hidden_dims": (128, 128),
     "init_noise_std": 1.0,
     "min_noise_std": 0.0,
+    "init_at_random_ep_len": False,
     "obs_normalization": True,
     "save_interval": 50,
 }
@@ -136,6 +137,10 @@ class TrainArgs:
     min_noise_std: float | None = None
     """Floor of the Gaussian policy's standard deviation [action units] (rsl_rl's std_range, which clamps it; 0:
     rsl_rl's own floor, 1e-6). Evaluation uses the policy mean, so the floor only keeps training exploring."""
+    init_at_random_ep_len: bool | None = None
+    """Start the first episodes at random steps of their time limit (rsl_rl's init_at_random_ep_len, as Isaac Lab's
+    train script does), so that episodes do not end together: otherwise, without early ends, every world is at the
+    same step of its episode and each iteration's rollout holds one phase of the task."""
     obs_normalization: bool | None = None
     """Running normalization of the observations inside the models (exported with them)."""
     save_interval: int | None = None
@@ -559,7 +564,10 @@ def _train(args: TrainArgs, p: TrainPlan, env, device: str, rank: int, run_dir: 
         stop_writer = runner.logger.stop_logging_writer
         runner.logger.stop_logging_writer = lambda: None
         try:
-            runner.learn(num_learning_iterations=p.max_iterations or _UNBOUNDED_ITERATIONS)
+            runner.learn(
+                num_learning_iterations=p.max_iterations or _UNBOUNDED_ITERATIONS,
+                init_at_random_ep_len=hp["init_at_random_ep_len"],
+            )
         except TargetReached:
             reached = True
         except TimeBudgetSpent:
