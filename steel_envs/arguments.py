@@ -18,6 +18,7 @@ __all__ = [
     "check_actions",
     "check_collision_options",
     "check_env_arguments",
+    "check_episode_lengths",
     "check_reset_mask",
     "check_reset_options",
     "check_seed",
@@ -208,6 +209,23 @@ def check_world_factors(name: str, value: Any, num_envs: int) -> np.ndarray | No
     if arr.shape != (num_envs,) or not (np.isfinite(arr).all() and (arr > 0).all()):
         raise ValueError(f"{name}: expected {num_envs} finite factors > 0 (in float32), got {value!r}")
     return arr
+
+
+def check_episode_lengths(lengths: Any, num_envs: int, max_episode_steps: int) -> torch.Tensor:
+    """Validate the argument of ``set_episode_length``: ``num_envs`` integer step counts in [0, max_episode_steps)
+    (torch, numpy or a sequence); return them as a CPU int32 tensor.
+
+    Raises:
+        ValueError: On another shape, a non-integer dtype or a count outside [0, max_episode_steps); naming
+            ``lengths``.
+    """
+    t = torch.as_tensor(lengths).detach()
+    if t.shape != (num_envs,) or t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool:
+        raise ValueError(f"lengths: expected ({num_envs},) integers, got shape {tuple(t.shape)} of dtype {t.dtype}")
+    t = t.to("cpu")
+    if len(t) and not (int(t.min()) >= 0 and int(t.max()) < max_episode_steps):
+        raise ValueError(f"lengths: expected counts in [0, {max_episode_steps}), got [{int(t.min())}, {int(t.max())}]")
+    return t.to(torch.int32)
 
 
 def check_reset_options(options: Any, num_envs: int, device: torch.device) -> torch.Tensor | None:

@@ -41,6 +41,7 @@ from .arguments import (
     check_actions,
     check_collision_options,
     check_env_arguments,
+    check_episode_lengths,
     check_reset_options,
     check_seed,
     device_seed,
@@ -310,8 +311,25 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
     @property
     def episode_length(self) -> torch.Tensor:
         """Control steps taken in each world's current episode, (num_envs,) int32 on the env device: a view of
-        the env's counter (writable: rsl_rl's ``init_at_random_ep_len`` spreads the first time limits with it)."""
+        the env's counter (:meth:`set_episode_length` sets it with checks)."""
         return self._episode_length_t
+
+    def set_episode_length(self, lengths: torch.Tensor | np.ndarray | Sequence[int]) -> None:
+        """Set every world's step counter of its current episode: world i's time limit then ends it after
+        ``max_episode_steps - lengths[i]`` more steps (rsl_rl's ``init_at_random_ep_len`` spreads the first time
+        limits so, through the rsl_rl adapter). The episodes' states and returns are unchanged.
+
+        Args:
+            lengths: (num_envs,) integers in [0, max_episode_steps) [control steps].
+
+        Raises:
+            ValueError: On another shape, a non-integer dtype or a count outside [0, max_episode_steps); nothing
+                changes then.
+            RuntimeError: If the env is closed.
+        """
+        self._check_open()
+        lengths = check_episode_lengths(lengths, self.num_envs, self.max_episode_steps)
+        self._episode_length_t.copy_(lengths)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

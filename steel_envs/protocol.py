@@ -31,6 +31,8 @@ class VectorEnvProtocol(Protocol):
         terminations: The task's :class:`steel_envs.TerminationTerm` declarations (``info["<name>"]``).
         metrics: The task's :class:`steel_envs.EpisodeMetric` declarations (``info["episode"]["<name>"]``).
         max_episode_steps: Time limit [control steps].
+        episode_length: Control steps of each world's current episode, (num_envs,) int32 (read it; set it with
+            ``set_episode_length``).
         control_dt: Time of one control step [s].
         torch_device: Where the returned tensors live.
     """
@@ -48,6 +50,7 @@ class VectorEnvProtocol(Protocol):
     terminations: tuple[Any, ...]
     metrics: tuple[Any, ...]
     max_episode_steps: int
+    episode_length: torch.Tensor
     control_dt: float
     torch_device: torch.device
 
@@ -65,6 +68,11 @@ class VectorEnvProtocol(Protocol):
 
     def render(self) -> np.ndarray | None:
         """A frame of the first ``render_num_worlds`` worlds, or None without ``render_mode``."""
+        ...
+
+    def set_episode_length(self, lengths: torch.Tensor | np.ndarray | Sequence[int]) -> None:
+        """Each world's step counter of its current episode; see
+        :meth:`steel_envs.NewtonVectorEnv.set_episode_length`."""
         ...
 
     def set_world_parameters(

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 
-from .arguments import check_actions, check_reset_options, check_world_factors
+from .arguments import check_actions, check_episode_lengths, check_reset_options, check_world_factors
 
 __all__ = ["ShardedVectorEnv"]
 
@@ -313,9 +313,10 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         return self._shared["episode_length"]
 
     def set_episode_length(self, lengths: torch.Tensor | np.ndarray | Sequence[int]) -> None:
-        """Set every world's step counter of its current episode in the workers, as writing the single-process
-        env's :attr:`episode_length` view does: world i's time limit then ends it after ``max_episode_steps -
-        lengths[i]`` more steps (rsl_rl's ``init_at_random_ep_len``, through the rsl_rl adapter).
+        """Set every world's step counter of its current episode in the workers, as
+        :meth:`steel_envs.NewtonVectorEnv.set_episode_length` does in one process: world i's time limit then ends
+        it after ``max_episode_steps - lengths[i]`` more steps (rsl_rl's ``init_at_random_ep_len``, through the
+        rsl_rl adapter).
 
         Args:
             lengths: (num_envs,) integers in [0, max_episode_steps) [control steps].
@@ -323,16 +324,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         Raises:
             ValueError: On another shape, a non-integer dtype or a count outside [0, max_episode_steps).
         """
-        t = torch.as_tensor(lengths)
-        if t.shape != (self.num_envs,) or t.dtype.is_floating_point or t.dtype == torch.bool:
-            raise ValueError(
-                f"lengths: expected ({self.num_envs},) integers, got shape {tuple(t.shape)} of dtype {t.dtype}"
-            )
-        if len(t) and not (int(t.min()) >= 0 and int(t.max()) < self.max_episode_steps):
-            raise ValueError(
-                f"lengths: expected counts in [0, {self.max_episode_steps}), got [{int(t.min())}, {int(t.max())}]"
-            )
-        self._send("set_episode_length", t.to(torch.int32))
+        self._send("set_episode_length", check_episode_lengths(lengths, self.num_envs, self.max_episode_steps))
 
     def set_world_parameters(
         self,

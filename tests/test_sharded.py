@@ -228,13 +228,15 @@ def test_set_episode_length_reaches_the_workers_as_the_view_does_in_one_process(
         for bad, message in [
             (torch.tensor([0, 1, 2]), r"expected \(4,\) integers"),
             (torch.tensor([0.0, 1.0, 2.0, 3.0]), "integers"),
+            (np.array([True, False, True, False]), "integers"),
             (torch.tensor([0, 1, 2, 10]), r"in \[0, 10\)"),
-            (torch.tensor([-1, 1, 2, 3]), r"in \[0, 10\)"),
+            (np.array([-1, 1, 2, 3]), r"in \[0, 10\)"),
         ]:
-            with pytest.raises(ValueError, match=message):
-                sharded.set_episode_length(bad)
+            for env in (sharded, single):
+                with pytest.raises(ValueError, match=message):
+                    env.set_episode_length(bad)
         # A full time limit after the write, every counter is back where it was set; the bad calls changed none.
-        assert sharded.episode_length.tolist() == lengths.tolist()
+        assert sharded.episode_length.tolist() == single.episode_length.tolist() == lengths.tolist()
     finally:
         sharded.close()
         single.close()

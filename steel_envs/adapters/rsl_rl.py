@@ -96,11 +96,7 @@ class RslRlVecEnv(VecEnv):
     @episode_length_buf.setter
     def episode_length_buf(self, value: torch.Tensor) -> None:
         # rsl_rl's init_at_random_ep_len spreads the time limits of the first episodes this way.
-        lengths = value.clamp(0, self.env.max_episode_steps - 1).to(torch.int32)
-        if hasattr(self.env, "set_episode_length"):  # ShardedVectorEnv: its episode_length is a read-only copy
-            self.env.set_episode_length(lengths.cpu())
-        else:
-            self.env.episode_length.copy_(lengths)
+        self.env.set_episode_length(value.clamp(0, self.env.max_episode_steps - 1))
 
     def _groups(self, obs: torch.Tensor) -> TensorDict:
         """Copies of this step's observation groups: ``policy``, and ``critic`` where the env's differs."""

@@ -38,7 +38,7 @@ import numpy as np
 import torch
 import warp as wp
 
-__all__ = ["BenchRow", "bench", "main", "ratio_table"]
+__all__ = ["BenchRow", "bench", "gymnasium_peer", "main", "ratio_table"]
 
 _MUJOCO_PEERS = {"steel_envs/AntRun-v0": "Ant-v5", "steel_envs/HumanoidRun-v0": "Humanoid-v5"}
 
@@ -221,7 +221,22 @@ def _measure_sharded(env_id: str, num_envs: int, num_shards: int, steps: int) ->
     )
 
 
-def _gymnasium_peer(gym_id: str, mode: str, num_envs: int, steps: int) -> BenchRow:
+def gymnasium_peer(gym_id: str, mode: str, num_envs: int, steps: int) -> BenchRow:
+    """Time a Gymnasium peer (e.g. MuJoCo's ``Ant-v5``) under ``gym.make_vec``: ``steps`` steps of ``num_envs``
+    envs with seeded random actions, after 5 untimed steps.
+
+    Args:
+        gym_id: A registered Gymnasium ID.
+        mode: ``"sync"`` or ``"async"`` (Gymnasium's ``vectorization_mode``).
+        num_envs: Number of envs.
+        steps: Timed vector steps.
+
+    Returns:
+        The row, kind ``gymnasium-<mode>``, with ``env_steps_per_s`` [env-steps/s].
+
+    Raises:
+        gymnasium.error.Error: If the ID is not registered or its dependency (``mujoco``) is missing.
+    """
     import gymnasium as gym
 
     env = gym.make_vec(gym_id, num_envs=num_envs, vectorization_mode=mode)
@@ -285,7 +300,7 @@ def bench(
         cores = os.cpu_count() or 1
         for mode, n in (("sync", 8), ("async", cores)):
             progress(f"Gymnasium {gym_id} {mode} x {n}")
-            rows += _median_runs(repeats, _gymnasium_peer, gym_id, mode, n, steps)
+            rows += _median_runs(repeats, gymnasium_peer, gym_id, mode, n, steps)
     return rows
 
 

@@ -112,9 +112,9 @@ def machine_speed(steps: int = 300, repeats: int = 3) -> dict | None:
         import mujoco  # noqa: F401
     except ImportError:
         return None
-    from steel_envs.training.benchmarks.bench import _gymnasium_peer
+    from steel_envs.training.benchmarks.bench import gymnasium_peer
 
-    runs = [_gymnasium_peer("Ant-v5", "sync", 8, steps).env_steps_per_s for _ in range(repeats)]
+    runs = [gymnasium_peer("Ant-v5", "sync", 8, steps).env_steps_per_s for _ in range(repeats)]
     return {
         "peer": f"Gymnasium Ant-v5, SyncVectorEnv x 8, random actions, {steps} steps",
         "env_steps_per_s": float(np.median(runs)),
