@@ -41,7 +41,6 @@ from .arguments import (
     check_actions,
     check_collision_options,
     check_env_arguments,
-    check_episode_lengths,
     check_reset_options,
     check_seed,
     device_seed,
@@ -315,21 +314,10 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
         return self._episode_length_t
 
     def set_episode_length(self, lengths: torch.Tensor | np.ndarray | Sequence[int]) -> None:
-        """Set every world's step counter of its current episode: world i's time limit then ends it after
-        ``max_episode_steps - lengths[i]`` more steps (rsl_rl's ``init_at_random_ep_len`` spreads the first time
-        limits so, through the rsl_rl adapter). The episodes' states and returns are unchanged.
-
-        Args:
-            lengths: (num_envs,) integers in [0, max_episode_steps) [control steps].
-
-        Raises:
-            ValueError: On another shape, a non-integer dtype or a count outside [0, max_episode_steps); nothing
-                changes then.
-            RuntimeError: If the env is closed.
-        """
+        """Set each world's step counter: :meth:`steel_envs.components.EpisodeStatistics.set_episode_length` (its
+        shapes and ValueErrors); RuntimeError if the env is closed."""
         self._check_open()
-        lengths = check_episode_lengths(lengths, self.num_envs, self.max_episode_steps)
-        self._episode_length_t.copy_(lengths)
+        self.stats.set_episode_length(lengths)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -356,10 +344,7 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
         if seed is not None:
             self._seed(int(seed))
         selected = self._reset_mask_t[: self.num_envs]
-        if mask_t is None:
-            selected.fill_(True)
-        else:
-            selected.copy_(mask_t)
+        selected.copy_(torch.ones_like(selected) if mask_t is None else mask_t)
         # The final (global) entry, which clears a global capacity-loss flag, is selected when every world is
         # reset (computed on the device: no host read).
         self._reset_mask_t[self.num_envs :].copy_(selected.all().reshape(1))

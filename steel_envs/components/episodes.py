@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import warnings
 import weakref
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import torch
 import warp as wp
 
 from .. import kernels
+from ..arguments import check_episode_lengths
 from ..spec import METRIC_AGGREGATES, signed_reward_weights
 
 if TYPE_CHECKING:
@@ -68,6 +72,21 @@ class EpisodeStatistics:
         self._overflow_warned = False
         self._cuda = env.wp_device.is_cuda
         self._steps_since_check = 0
+
+    def set_episode_length(self, lengths: torch.Tensor | np.ndarray | Sequence[int]) -> None:
+        """Set every world's step counter of its current episode: world i's time limit then ends it after
+        ``max_episode_steps - lengths[i]`` more steps (rsl_rl's ``init_at_random_ep_len`` spreads the first time
+        limits so, through the rsl_rl adapter). The episodes' states and returns are unchanged.
+
+        Args:
+            lengths: (num_envs,) integers in [0, max_episode_steps) [control steps].
+
+        Raises:
+            ValueError: On another shape, a non-integer dtype or a count outside [0, max_episode_steps); nothing
+                changes then.
+        """
+        lengths = check_episode_lengths(lengths, self.env.num_envs, self.env.max_episode_steps)
+        wp.to_torch(self.episode_length).copy_(lengths)
 
     def combine_terminations(self, skip: wp.array) -> None:
         """OR the termination terms into ``terminated`` or, for a time-out term, ``truncated`` (worlds in ``skip``,
