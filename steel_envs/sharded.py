@@ -95,7 +95,7 @@ def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str
                 publish(obs, info)
                 shared["done"][rows] = False
             elif command == "set_episode_length":
-                env.episode_length.copy_(arg[rows])
+                env.set_episode_length(arg[rows])
                 shared["episode_length"][rows] = env.episode_length
             elif command == "set_world_parameters":
                 env.set_world_parameters(**{k: None if v is None else v[rows] for k, v in arg.items()})
