@@ -156,6 +156,22 @@ def test_a_checkpoint_plays_on_the_task_config_it_trained_with(tmp_path):
     assert play(r.checkpoint, episodes=2, num_envs=2, seed=1)["lengths"] == lengths[:2]
 
 
+def test_a_seed_reproduces_its_run_bit_for_bit(trained, tmp_path):
+    """On one machine a run is a function of its arguments: the same seed gives bit-identical actor and critic weights
+    (a user who re-runs a reference seed gets its run), another seed other weights."""
+
+    def weights(checkpoint: str) -> dict[str, torch.Tensor]:
+        saved = torch.load(checkpoint, weights_only=False)
+        return {f"{net}.{k}": v for net in ("actor", "critic") for k, v in saved[f"{net}_state_dict"].items()}
+
+    first = weights(trained.checkpoint)
+    twin = weights(train(TrainArgs(env_id=CARTPOLE, log_dir=str(tmp_path / "twin"), **TINY)).checkpoint)
+    other = weights(train(TrainArgs(env_id=CARTPOLE, log_dir=str(tmp_path / "other"), seed=1, **TINY)).checkpoint)
+    assert first.keys() == twin.keys() == other.keys()
+    assert all(torch.equal(first[k], twin[k]) for k in first)
+    assert not all(torch.equal(first[k], other[k]) for k in first)
+
+
 @pytest.mark.parametrize("fmt", ["onnx", "torchscript"])
 def test_exported_policy_matches_the_torch_policy(trained, tmp_path, fmt):
     from steel_envs.training.policy import export, load_policy
