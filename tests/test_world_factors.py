@@ -63,8 +63,10 @@ def test_mass_scale_scales_the_effective_mass():
 
 
 def test_drive_gain_scale_scales_the_effective_damping_gain():
-    nominal = _drive_ratio(_env())
-    mass = 200.0 * 0.01 * nominal[0] / (1.0 - nominal[0])  # the gantry's effective mass at nominal gains
+    nominal_env = _env()
+    nominal = _drive_ratio(nominal_env)
+    # The gantry's effective mass at nominal gains.
+    mass = nominal_env.config.drive_damping * nominal_env.physics_dt * nominal[0] / (1.0 - nominal[0])
     env = _env(randomize_drive_gain_scale=(0.5, 2.0))
     drawn = env.randomizer.drive_gain_scale.numpy()
     assert np.ptp(drawn) > 0.05, "the draw should spread the factors"
