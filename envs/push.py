@@ -74,8 +74,9 @@ class PushScene(SteelVectorEnv):
     # actions): 164 contacts in all, 5.1 per world; 12 keeps 2.3x headroom (Newton's estimate: 31 per world; 6,965
     # -> 7,278 env-steps/s at 64 worlds, issue 16).
     rigid_contacts_per_world = 12
-    # Measured on the project's 2-core CPU, one process vs two (``ShardedVectorEnv``), random actions: 8 worlds: 2,803
-    # env-steps/s in one process, 2,717 in two; 32: 5,438 vs 6,757; 128: 6,746 vs 12,451.
+    # Measured on the project's 2-core CPU, one process vs two (``ShardedVectorEnv``), random actions, at dt 0.01 s x 4:
+    # 8 worlds: 2,803 env-steps/s in one process, 2,717 in two; 32: 5,438 vs 6,757; 128: 6,746 vs 12,451. At dt
+    # 0.02 s x 2 (2026-12-03, on a machine that ran the MuJoCo peer at 2,660 env-steps/s), 128: 9,187 vs 17,260.
 
     config_cls = PushSceneConfig
     config: PushSceneConfig

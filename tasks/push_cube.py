@@ -210,8 +210,8 @@ class PushCubeEnv(PushScene):
         "max_iterations": 2500,
         # A floor on the policy's std (per action dimension): the row measured without it ended seed 2 with the x
         # std at 0.0024 (y: 0.84), which held rsl_rl's adaptive learning rate at its floor (1e-5) in 88 % of the
-        # iterations after the 600th and left it at 1 % success. With the floor, seeds 0 and 1 end with one std at
-        # it (0.098 and 0.099 before the clamp) and seed 2 at 0.46 and 0.64: 65 %, 85 %, 98 % success.
+        # iterations after the 600th and left it at 1 % success. With the floor (the README's row): 99 %, 64 %, 70 %
+        # success; the two seeds that fall short end with one or both stds at it, the one that succeeds at 0.45, 0.34.
         "min_noise_std": 0.1,
     }
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
