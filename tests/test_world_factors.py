@@ -34,6 +34,11 @@ def _drive_ratio(env) -> np.ndarray:
     return (1.0 - _gantry_x_speed(env) / target) ** (1.0 / env.decimation)
 
 
+def _effective_mass(env, r: np.ndarray) -> np.ndarray:
+    """The gantry's effective mass m [kg] at the nominal damping gain, from r = m / (m + kd dt)."""
+    return env.config.drive_damping * env.physics_dt * r / (1.0 - r)
+
+
 def test_friction_scale_scales_the_sliding_deceleration():
     # Nominal mu_eff = mean(cube 0.6, ground 1.0) = 0.8; factors keep mu_eff < 1, where a sliding cube of equal
     # width and height does not tip.
@@ -57,16 +62,13 @@ def test_mass_scale_scales_the_effective_mass():
     scales = np.array([1.0, 0.5, 2.0, 1.3])
     env = _env()
     env.set_world_parameters(mass_scale=scales)
-    r = _drive_ratio(env)
-    mass = env.config.drive_damping * env.physics_dt * r / (1.0 - r)
+    mass = _effective_mass(env, _drive_ratio(env))
     np.testing.assert_allclose(mass / mass[0], scales, rtol=TOLERANCE)
 
 
 def test_drive_gain_scale_scales_the_effective_damping_gain():
     nominal_env = _env()
-    nominal = _drive_ratio(nominal_env)
-    # The gantry's effective mass at nominal gains.
-    mass = nominal_env.config.drive_damping * nominal_env.physics_dt * nominal[0] / (1.0 - nominal[0])
+    mass = _effective_mass(nominal_env, _drive_ratio(nominal_env))[0]
     env = _env(randomize_drive_gain_scale=(0.5, 2.0))
     drawn = env.randomizer.drive_gain_scale.numpy()
     assert np.ptp(drawn) > 0.05, "the draw should spread the factors"
