@@ -9,7 +9,9 @@ Coordinates: gantry x, y [m]; then per cube (x, y, z [m], qx, qy, qz, qw). DOFs:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import newton
 import numpy as np
@@ -28,6 +30,64 @@ FINGER_RADIUS = 0.03
 GANTRY_DOFS = 2
 CUBE_COORDS = 7
 CUBE_DOFS = 6
+MAX_CLUTTER = 8
+"""Most clutter cubes: with the target cube, one per cell of the 3 x 3 spawn grid."""
+_SPAWN_CELLS = wp.constant(3)
+"""Cells per side of the spawn grid used with clutter."""
+_SPAWN_GAP = wp.constant(0.005)
+"""Least clearance [m] between a cube's spawn region and its cell's border (two neighbours: 1 cm apart)."""
+_MIN_CLUTTER_SPAWN = 0.5 * _SPAWN_CELLS * (2.0 * CUBE_HALF + 2.0 * _SPAWN_GAP)
+"""Least ``cube_spawn`` [m] with clutter: grid cells as wide as a cube plus twice the clearance (0.165)."""
+_CONTACTS_PER_CUBE = 16
+"""Contact capacity per clutter cube, added to ``PushScene.rigid_contacts_per_world``. Measured (newton 1.8.0, CPU,
+steel-envs doctor, 16 worlds x 100 steps of random, bang-bang and zero actions): 601 contacts in all with 4 clutter
+cubes, 1,621 with 8, against capacities of 1,216 and 2,240 (2.0x, 1.4x)."""
+_ROWS_PER_CUBE = 32
+"""Propagation-row capacity per clutter cube, added to ``propagation_constraint_max``. Measured as above: up to 107
+rows per world with 4 clutter cubes, 231 with 8, against 384 and 512 (3.6x, 2.2x)."""
+
+
+@wp.kernel(enable_backward=False)
+def _spawn_on_grid(
+    world_mask: wp.array[wp.bool],
+    cubes: wp.int32,
+    spawn: wp.float32,
+    joint_coord_world_start: wp.array[wp.int32],
+    body_world_start: wp.array[wp.int32],
+    rng_state: wp.array[wp.uint32],
+    joint_q: wp.array[wp.float32],
+    body_q: wp.array[wp.transform],
+):
+    """Move the cubes of the selected worlds to distinct random cells of the 3 x 3 grid over [-spawn, spawn]^2,
+    each at a uniform offset about its cell's centre that keeps it ``_SPAWN_GAP`` inside the cell; the cells are
+    drawn without replacement (the r-th free cell, r uniform over the free ones)."""
+    w = wp.tid()
+    if not world_mask[w]:
+        return
+    rng = rng_state[w]
+    cell = 2.0 * spawn / float(_SPAWN_CELLS)
+    jitter = 0.5 * cell - CUBE_HALF - _SPAWN_GAP
+    used = int(0)
+    for k in range(cubes):
+        r = wp.randi(rng, 0, _SPAWN_CELLS * _SPAWN_CELLS - k)
+        c = int(0)
+        free = int(0)
+        for i in range(_SPAWN_CELLS * _SPAWN_CELLS):
+            if (used >> i) & 1 == 0:
+                if free == r:
+                    c = i
+                free += 1
+        used = used | (1 << c)
+        x = -spawn + cell * (float(c % _SPAWN_CELLS) + 0.5) + jitter * (2.0 * wp.randf(rng) - 1.0)
+        y = -spawn + cell * (float(c // _SPAWN_CELLS) + 0.5) + jitter * (2.0 * wp.randf(rng) - 1.0)
+        q = joint_coord_world_start[w] + GANTRY_DOFS + CUBE_COORDS * k
+        joint_q[q] = x
+        joint_q[q + 1] = y
+        b = body_world_start[w] + 2 + k
+        pose = body_q[b]
+        p = wp.transform_get_translation(pose)
+        body_q[b] = wp.transform(wp.vec3(x, y, p[2]), wp.transform_get_rotation(pose))
+    rng_state[w] = rng
 
 
 @dataclass(kw_only=True)
@@ -35,7 +95,9 @@ class PushSceneConfig(TaskConfig):
     """Scene fields of the push scene."""
 
     clutter: int = 0
-    """Additional free cubes scattered around the target cube."""
+    """Additional free cubes, at most 8. With clutter, every cube (the target cube too) starts in its own cell of a
+    3 x 3 grid over the spawn square, drawn at random, at U(-j, j)^2 about the cell's centre (j = cell / 2 - 5.5 cm),
+    so no two cubes overlap."""
     max_finger_speed: float = 0.5
     """Finger velocity at action 1 [m/s], tracked by the gantry's velocity drives."""
     drive_damping: float = 200.0
@@ -46,8 +108,13 @@ class PushSceneConfig(TaskConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.require_positive("max_finger_speed", "drive_damping", "cube_spawn")
-        if not float(self.clutter).is_integer() or not 0 <= self.clutter <= 16:
-            raise ValueError(f"clutter: expected an int in [0, 16], got {self.clutter!r}")
+        if not float(self.clutter).is_integer() or not 0 <= self.clutter <= MAX_CLUTTER:
+            raise ValueError(f"clutter: expected an int in [0, {MAX_CLUTTER}], got {self.clutter!r}")
+        if self.clutter and self.cube_spawn < _MIN_CLUTTER_SPAWN:
+            raise ValueError(
+                f"cube_spawn: expected >= {_MIN_CLUTTER_SPAWN} m with clutter (grid cells wider than a cube), got "
+                f"{self.cube_spawn!r}"
+            )
 
 
 class PushScene(SteelVectorEnv):
@@ -72,7 +139,7 @@ class PushScene(SteelVectorEnv):
     min_worlds_per_shard = 16
     # Contact watermark (newton 1.8.0, CPU, steel-envs doctor, 32 worlds x 200 steps of random, bang-bang and zero
     # actions): 164 contacts in all, 5.1 per world; 12 keeps 2.3x headroom (Newton's estimate: 31 per world; 6,965
-    # -> 7,278 env-steps/s at 64 worlds, issue 16).
+    # -> 7,278 env-steps/s at 64 worlds, issue 16). With clutter, ``__init__`` adds _CONTACTS_PER_CUBE per clutter cube.
     rigid_contacts_per_world = 12
     # Measured on the project's 2-core CPU, one process vs two (``ShardedVectorEnv``), random actions, at dt 0.01 s x 4:
     # 8 worlds: 2,803 env-steps/s in one process, 2,717 in two; 32: 5,438 vs 6,757; 128: 6,746 vs 12,451. At dt
@@ -102,13 +169,29 @@ class PushScene(SteelVectorEnv):
         joint_limit_activation_gap=0.1,
         articulated_contact_response="propagation",
         # Measured with row_watermark=True (newton 1.8.0, CPU, 16 worlds, 4 clutter cubes, 150 steps of random
-        # finger velocities): up to 109 propagation rows per world; 256 keeps 2x headroom.
+        # finger velocities): up to 109 propagation rows per world; 256 keeps 2x headroom. With clutter,
+        # ``__init__`` adds _ROWS_PER_CUBE per clutter cube.
         propagation_constraint_max=256,
         iterations=8,
     )
     # The colored sweep is CUDA-only: on the CPU Steel runs the serial propagation sweep either way (and warns
     # when asked for "colored"), so the CPU default is "serial" with the same propagation response.
     solver_defaults_cuda = dataclasses.replace(solver_defaults, solve_mode="colored")
+
+    def __init__(self, num_envs: int = 1, *, solver_options: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        """The env of :class:`~steel_envs.vector_env.SteelVectorEnv`; with ``clutter`` cubes, the contact capacity
+        (``rigid_contacts_per_world``) and ``propagation_constraint_max`` grow by _CONTACTS_PER_CUBE and
+        _ROWS_PER_CUBE per clutter cube (``solver_options`` and ``collision_options`` given still win): with the
+        capacities of the bare scene, 4 clutter cubes overflowed on every step, and the global overflow then ended
+        every world every step."""
+        clutter = kwargs.get("clutter", 0)
+        is_count = isinstance(clutter, (int, float, np.integer, np.floating)) and float(clutter).is_integer()
+        clutter = int(clutter) if is_count else 0
+        if 0 < clutter <= MAX_CLUTTER:  # others: the config's error
+            self.rigid_contacts_per_world = type(self).rigid_contacts_per_world + _CONTACTS_PER_CUBE * clutter
+            rows = self.solver_defaults.propagation_constraint_max + _ROWS_PER_CUBE * clutter
+            solver_options = {"propagation_constraint_max": rows, **(solver_options or {})}
+        super().__init__(num_envs, solver_options=solver_options, **kwargs)
 
     def build_world(self, builder: newton.ModelBuilder) -> None:
         """The gantry (fixed base, prismatic x then y, spherical finger), the cube and the clutter."""
@@ -168,6 +251,24 @@ class PushScene(SteelVectorEnv):
             noise[o : o + 2] = self.config.cube_spawn
         dofs = GANTRY_DOFS + CUBE_DOFS * cubes
         return InitialStateSpec(default_q=q, default_qd=np.zeros(dofs), q_noise=noise, qd_noise=np.zeros(dofs))
+
+    def _reset_physics_state(self, world_mask: wp.array) -> None:
+        """The initial joint state (``initial_state``); with clutter, the cubes then move to distinct cells of the
+        spawn grid (``_spawn_on_grid``); then the solver's reset."""
+        self.initial_states.reset(world_mask)
+        if self.config.clutter:
+            self.launch_per_world(
+                _spawn_on_grid,
+                inputs=[
+                    world_mask,
+                    1 + int(self.config.clutter),
+                    float(self.config.cube_spawn),
+                    self.model.joint_coord_world_start,
+                    self.model.body_world_start,
+                ],
+                outputs=[self.rng_state, self.state_0.joint_q, self.state_0.body_q],
+            )
+        self.solver.reset(self.state_0, world_mask=world_mask)
 
     def _apply_actions(self) -> None:
         wp.launch(

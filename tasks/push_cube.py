@@ -177,7 +177,8 @@ class PushCubeEnv(PushScene):
     - ``reward_success = success_bonus`` on the step the cube comes within ``success_radius`` (5 cm) of the goal
 
     ## Starting state
-    Finger at (-0.5, 0) m; cubes at rest at U(-0.3, 0.3)^2 m; goal at U(-0.3, 0.3)^2 m, redrawn (up to 16 times)
+    Finger at (-0.5, 0) m; cubes at rest at U(-0.3, 0.3)^2 m (with ``clutter``, each in its own cell of a 3 x 3
+    grid, see :class:`~steel_envs.envs.push.PushSceneConfig`); goal at U(-0.3, 0.3)^2 m, redrawn (up to 16 times)
     while within 3 success radii of the cube.
 
     ## Episode end

@@ -203,3 +203,34 @@ def test_collision_options_are_checked():
         "deterministic": True,
         "rigid_contact_max": 64,
     }
+
+
+def test_push_clutter_spawns_apart_and_sizes_its_capacities():
+    """8 clutter cubes: 9 cubes in 9 distinct cells of the 3 x 3 grid over the +-0.3 m spawn square, no two
+    overlapping (axis-aligned at spawn: apart by more than a cube's width in x or y); capacities grown per clutter
+    cube; 40 steps of bang-bang finger velocities drop nothing."""
+    push, worlds = "steel_envs/PushCube-v0", 8
+    env = make(push, worlds, seed=0, clutter=8)
+    assert env.contacts.rigid_contact_max == worlds * (12 + 16 * 8)
+    assert env.solver_options.propagation_constraint_max == 256 + 32 * 8
+    for seed in range(3):
+        env.reset(seed=seed)
+        cubes = env.state_0.body_q.numpy().reshape(worlds, 11, 7)[:, 2:, :2]  # carriage, finger, 9 cubes
+        cells = np.floor((cubes + 0.3) / 0.2).astype(int)
+        assert ((cells >= 0) & (cells <= 2)).all()
+        for w in range(worlds):
+            assert len({tuple(c) for c in cells[w]}) == 9
+            gaps = np.abs(cubes[w, :, None] - cubes[w, None]).max(-1) + 10.0 * np.eye(9)
+            assert gaps.min() > 0.1
+    g = torch.Generator().manual_seed(0)
+    for _ in range(40):
+        info = env.step(torch.randint(0, 2, (worlds, 2), generator=g).float() * 2 - 1)[4]
+        assert not info["constraint_overflow"].any()
+    env.close()
+    env = make(push, 2, clutter=2, solver_options={"propagation_constraint_max": 300})
+    assert env.solver_options.propagation_constraint_max == 300
+    env.close()
+    with pytest.raises(ValueError, match=r"clutter: expected an int in \[0, 8\], got 9"):
+        make(push, 1, clutter=9)
+    with pytest.raises(ValueError, match=r"cube_spawn: expected >= 0\.165 m with clutter"):
+        make(push, 1, clutter=1, cube_spawn=0.1)
