@@ -34,10 +34,15 @@ def _saved(run_dir: str) -> dict:
 
 
 def test_two_shards_train_and_write_a_checkpoint(tmp_path):
+    threads = torch.get_num_threads()
     r = train(_args(tmp_path, "--shards", "2", "--max-iterations", "1"))
     assert r.iterations == 1 and r.env_steps == 4 * 8
     assert os.path.isfile(r.checkpoint) and torch.load(r.checkpoint, weights_only=False)["infos"]["iterations"] == 1
-    assert _saved(r.run_dir)["hyper_parameters"]["shards"] == 2
+    saved = _saved(r.run_dir)["hyper_parameters"]
+    assert saved["shards"] == 2
+    # The learner keeps the cores the two workers leave, at least one; this process gets its threads back.
+    assert saved["learner_threads"] == max(1, len(os.sched_getaffinity(0)) - 2)
+    assert torch.get_num_threads() == threads
     assert r.env_config["pole_angle_limit"] == 0.2  # read back from the shards' env
 
 
@@ -259,3 +264,13 @@ def test_init_at_random_ep_len_spreads_the_first_time_limits(tmp_path):
     assert run("--no-init-at-random-ep-len").curve == []
     spread = run("--shards", "2")
     assert spread.curve and _saved(spread.run_dir)["hyper_parameters"]["init_at_random_ep_len"] is True
+
+
+def test_learner_threads_are_checked_and_saved(tmp_path):
+    for bad in ("0", "-1"):
+        with pytest.raises(ValueError, match="learner_threads: expected an int >= 1"):
+            plan(parse_args([CARTPOLE, "--learner-threads", bad]))
+    threads = torch.get_num_threads()
+    r = train(_args(tmp_path, "--shards", "1", "--learner-threads", "1", "--max-iterations", "1"))
+    assert _saved(r.run_dir)["hyper_parameters"]["learner_threads"] == 1
+    assert torch.get_num_threads() == threads
