@@ -9,7 +9,8 @@ solver options as ``--env.<field>`` and ``--env.solver-options.<option>``.
 **Shards.** ``--shards K`` steps the CPU worlds in K worker processes behind one env
 (:class:`steel_envs.ShardedVectorEnv`; Warp's CPU kernels use one core per process) while this process runs the
 learner. Rollout (workers busy, learner waiting) and update (learner busy, workers waiting) alternate, so the
-learner needs no core of its own. Measured on the project's 2-core CPU (45-60 s runs, shared with other work; the
+learner needs no core of its own; its torch threads must not spin on the workers' cores meanwhile
+(``--learner-threads``). Measured on the project's 2-core CPU (45-60 s runs, shared with other work; the
 typical figure of 2-3 runs): AntRun-v0 on 128 worlds trained at 1,450 env-steps/s in one process (2.0 s of rollout
 and 0.1 s of update per iteration), 1,380 with its env in one worker process and a core left to the learner, and
 2,400 with ``--shards 2`` (1.2 s of rollout). CartpoleBalance-v0 on 256 worlds, whose physics takes microseconds
