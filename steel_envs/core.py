@@ -55,6 +55,7 @@ from .components import (
     PenetrationProbe,
     Randomizer,
     StepGraph,
+    TermGroups,
 )
 from .hooks import SceneHooks, TaskHooks
 from .spec import (
@@ -115,12 +116,7 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
     """The solver backend (:mod:`steel_envs.backends`)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Check the task's declarations (:func:`steel_envs.spec.check_task_declarations`).
-
-        Raises:
-            TypeError: On a duplicate reward or termination name, a termination named like a core ``info`` key, or a
-                reward weight that is not a field of ``config_cls``.
-        """
+        """Check the task's declarations; TypeError as :func:`steel_envs.spec.check_task_declarations`."""
         super().__init_subclass__(**kwargs)
         check_task_declarations(cls)
 
@@ -174,6 +170,7 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
             self._make_components()
             self._setup_scene()
             self._setup_task()
+            self.terms = TermGroups(self)
             self.obs_pipeline = ObservationPipeline(self, obs_mode)
         self._make_views()
         self._seeded = False
@@ -446,13 +443,14 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             self.graph.if_any(self._any_pending, self._reset_worlds, self._next_step_mask)
         self._post_physics()
-        self._compute_terminations(stats.terminated, stats.truncated)
+        self.terms.terminations(skip)
         self.backend.find_nonfinite(stats.nonfinite)
         self.penetration.measure()
         stats.finalize_dones(self._overflow_flags, skip, self.action_pipeline.nonfinite, self.penetration.flags)
-        self._compute_rewards(stats.reward_terms)
+        self.terms.rewards(stats.reward_terms)
         if self.metrics:
-            self._compute_metrics(stats.metric_values)
+            self.terms.metrics(stats.metric_values)
+        self._post_rewards()
         stats.accumulate(skip, self._overflow_flags, self.penetration)
 
     def _reset_ended_worlds(self) -> None:
@@ -561,11 +559,11 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
         self._reset_task(world_mask)
 
     def _observe(self, redraw: wp.array | None = None) -> None:
-        """Observations of every world (the task's kernel, then the pipeline's noise, clip and camera); noise is
+        """Observations of every world (the task's blocks, then the pipeline's noise, clip and camera); noise is
         drawn anew for the worlds in ``redraw`` ((num_envs + 1,) bool; None: every world)."""
-        self._compute_observations(self.obs_pipeline.obs)
+        self.terms.observe(self.obs_pipeline.obs)
         if self.obs_pipeline.privileged is not None:
-            self._compute_privileged_observations(self.obs_pipeline.privileged)
+            self.terms.observe_privileged(self.obs_pipeline.privileged)
         self.obs_pipeline.process(redraw, self._no_world)
 
     def _check_open(self) -> None:

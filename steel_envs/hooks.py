@@ -21,7 +21,6 @@ import newton
 import numpy as np
 import warp as wp
 
-from . import kernels
 from .spec import (
     EpisodeMetric,
     InitialStateSpec,
@@ -129,30 +128,38 @@ class SceneHooks:
 
 
 class TaskHooks:
-    """What a task declares (config, reward and termination terms, time limit, observables) and its hooks."""
+    """What a task declares (config, term functions, time limit, observables) and its state-update hooks.
+
+    A term is one declaration with its function (:class:`steel_envs.RewardTerm`, :class:`steel_envs.TerminationTerm`,
+    :class:`steel_envs.ObservationBlock`, :class:`steel_envs.EpisodeMetric`); the functions read ``term_state`` and
+    return their values, the core assembles one kernel per group (:class:`steel_envs.components.TermGroups`). State
+    the terms read but the physics does not give (commands, air time, last actions) is updated by the hooks at
+    their points of the step: :meth:`_pre_physics`, :meth:`_post_physics`, :meth:`_post_rewards`, :meth:`_reset_task`.
+    """
 
     config: TaskConfig
     stats: Any
+    term_state: Any = None
+    """The ``@wp.struct`` instance the term functions read, set by :meth:`_setup_task`."""
 
     config_cls: ClassVar[type[TaskConfig]] = TaskConfig
     """The task's config dataclass; its fields are keywords of the env."""
     rewards: ClassVar[tuple[RewardTerm, ...]] = ()
     """The task's reward terms, in summation order (see :class:`steel_envs.RewardTerm`)."""
     reward_terms: ClassVar[tuple[str, ...]] = ()
-    """Names of the reward terms (derived from ``rewards``); ``info["reward_<name>"]`` and reward == their sum. A
-    task that sets only these names (no ``rewards``) gets unweighted terms: its kernel writes the final values."""
+    """Names of the reward terms (derived from ``rewards``); ``info["reward_<name>"]`` and reward == their sum."""
     terminations: ClassVar[tuple[TerminationTerm, ...]] = ()
-    """The task's termination terms (see :class:`steel_envs.TerminationTerm`), written by
-    :meth:`_compute_termination_terms`. A task without any ends episodes only by the core's causes."""
+    """The task's termination terms (see :class:`steel_envs.TerminationTerm`). A task without any ends episodes only
+    by the core's causes."""
     observations: ClassVar[tuple[ObservationBlock, ...]] = ()
     """The observation vector's blocks, in order (see :class:`steel_envs.ObservationBlock`), for a task whose layout
     does not depend on its config."""
     privileged_observations: ClassVar[tuple[ObservationBlock, ...]] = ()
     """Blocks only the critic sees: the ``critic`` observation group is the policy's state observations without
-    noise, then these (``env.observation_groups``); written by :meth:`_compute_privileged_observations`."""
+    noise, then these (``env.observation_groups``)."""
     metrics: ClassVar[tuple[EpisodeMetric, ...]] = ()
-    """The task's episode metrics (see :class:`steel_envs.EpisodeMetric`), written each step by
-    :meth:`_compute_metrics` and reported per ended episode in ``info["episode"]``."""
+    """The task's episode metrics (see :class:`steel_envs.EpisodeMetric`), computed each step after the rewards and
+    reported per ended episode in ``info["episode"]``."""
     default_max_episode_steps: ClassVar[int] = 1000
     """Time limit [control steps] when the user gives none (``max_episode_steps``); also Gymnasium's ``TimeLimit``."""
     requested_observables: ClassVar[tuple[str, ...]] = ()
@@ -165,9 +172,8 @@ class TaskHooks:
         return {t.name: float(getattr(self.config, t.weight)) if t.weight else 1.0 for t in self.rewards}
 
     def observation_blocks(self) -> tuple[ObservationBlock, ...]:
-        """The observation vector's named blocks, in order; the task's kernel writes them at the offsets
-        :attr:`observation_layout` gives. By default ``observations``; a task whose blocks depend on its config
-        overrides this.
+        """The observation vector's named blocks, in order, at the offsets :attr:`observation_layout` gives. By
+        default ``observations``; a task whose blocks depend on its config overrides this.
 
         Raises:
             NotImplementedError: If the task declares neither.
@@ -179,10 +185,6 @@ class TaskHooks:
     def privileged_observation_blocks(self) -> tuple[ObservationBlock, ...]:
         """The critic's extra blocks, in order (by default ``privileged_observations``)."""
         return self.privileged_observations
-
-    def _compute_privileged_observations(self, out: wp.array) -> None:
-        """Write the privileged blocks, (num_envs, their total size) float32 (only for a task that declares them)."""
-        raise NotImplementedError
 
     @property
     def observation_dim(self) -> int:
@@ -201,42 +203,22 @@ class TaskHooks:
         return None
 
     def _setup_task(self) -> None:
-        """Allocate the task's buffers (at construction); the model, solver and core buffers exist."""
+        """Allocate the task's buffers and set ``self.term_state``, the ``@wp.struct`` instance its term functions
+        read (at construction, before any step is captured; the model, solver and core buffers exist). The struct
+        holds device arrays the env keeps (its state, control, actions, the task's buffers) and parameters from the
+        config, so it is built once."""
 
     def _pre_physics(self) -> None:
-        """Record what the task needs from the state before the physics of a step."""
+        """State updates before the physics of a step (e.g. command resampling, positions the step's displacement
+        starts from)."""
 
     def _post_physics(self) -> None:
-        """Update derived buffers from the state after the physics of a step."""
+        """State updates after the physics of a step, before the terms read the state (e.g. feet contact and air
+        time, a success flag)."""
 
-    def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
-        """Write whether the task ends each world's episode, (num_envs,) bool each (a task may override this
-        directly). By default: the declared ``terminations`` (:meth:`_compute_termination_terms`), ORed into
-        ``terminated`` or, for a time-out term, ``truncated``; both False for a task without terms."""
-        if not self.terminations:
-            self.launch_per_world(kernels.no_task_terminations, inputs=[], outputs=[terminated, truncated])
-            return
-        self._compute_termination_terms(self.stats.termination_flags)
-        self.stats.combine_terminations(self._skip_mask)
-
-    def _compute_termination_terms(self, flags: wp.array) -> None:
-        """Write each declared termination term, shape (len(terminations), num_envs) bool, in ``terminations``
-        order."""
-        raise NotImplementedError
-
-    def _compute_metrics(self, values: wp.array) -> None:
-        """Write each declared metric's value of this step, shape (len(metrics), num_envs) float32, in ``metrics``
-        order (only for a task that declares metrics); runs after :meth:`_compute_rewards`."""
-        raise NotImplementedError
-
-    def _compute_rewards(self, reward_terms: wp.array) -> None:
-        """Write the unweighted reward terms, shape (len(rewards), num_envs) float32, in ``rewards`` order; the
-        core applies the weights."""
-        raise NotImplementedError
-
-    def _compute_observations(self, obs: wp.array) -> None:
-        """Write the observations, shape (num_envs, observation_dim) float32."""
-        raise NotImplementedError
+    def _post_rewards(self) -> None:
+        """State updates after the rewards and metrics of a step (e.g. the last actions the next action rate
+        compares against)."""
 
     def _reset_task(self, world_mask: wp.array) -> None:
         """Reset the task's per-world buffers of the selected worlds."""

@@ -1,18 +1,23 @@
-"""What a task declares: its config, reward terms, termination terms and initial state, and the checks that turn a
-declaration and the user's keywords into a validated config.
+"""What a task declares: its config, its terms (reward terms, termination terms, observation blocks, episode
+metrics, each with the Warp function that computes it) and its initial state, and the checks that turn a declaration
+and the user's keywords into a validated config.
 
-These are plain data; :class:`steel_envs.core.NewtonVectorEnv` reads them. Nothing here touches Warp or a solver.
+These are plain data; :class:`steel_envs.core.NewtonVectorEnv` reads them and
+:class:`steel_envs.components.TermGroups` assembles each group's functions into one kernel. Nothing here launches
+Warp work or touches a solver.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import warp as wp
 
 __all__ = [
     "METRIC_AGGREGATES",
@@ -22,12 +27,15 @@ __all__ = [
     "ObservationBlock",
     "RewardTerm",
     "TaskConfig",
+    "TermFunction",
     "TerminationTerm",
+    "check_observation_blocks",
     "check_task_declarations",
     "make_task_config",
     "observation_layout",
     "observation_table",
     "signed_reward_weights",
+    "term",
 ]
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -120,28 +128,87 @@ class TaskConfig:
 
 
 @dataclass(frozen=True)
+class TermFunction:
+    """A term's Warp function with what the documentation says of it: the function a reward term, termination term,
+    observation block or episode metric declares (see :func:`term`).
+
+    The function reads a task's *term state*, a ``@wp.struct`` instance the task builds once (``env.term_state``,
+    the arrays and parameters its terms read), and the world index; it only reads. Its first parameter is annotated
+    ``typing.Any``, so one function serves every task whose state has the fields it reads (the term library's
+    functions say which).
+    """
+
+    func: wp.Function
+    """The ``@wp.func``."""
+    formula: str = ""
+    """One line, plain text or LaTeX, e.g. ``exp(-|cmd_xy - v_xy|^2 / sigma)``."""
+    source: str = ""
+    """Where the formula comes from, e.g. ``legged_gym _reward_tracking_lin_vel``."""
+
+    @property
+    def name(self) -> str:
+        """The Python name of the function (``track_lin_vel_xy_exp``)."""
+        return self.func.func.__name__
+
+
+def term(formula: str = "", *, source: str = "") -> Callable[[Callable[..., Any]], TermFunction]:
+    """Decorate a Python function as a term: ``@wp.func`` plus its documented ``formula`` and ``source``.
+
+    Example::
+
+        @term("exp(-|cmd_xy - v_xy|^2 / sigma)", source="legged_gym _reward_tracking_lin_vel")
+        def track_lin_vel_xy_exp(s: Any, w: int) -> float:
+            ...
+    """
+
+    def decorate(py_func: Callable[..., Any]) -> TermFunction:
+        return TermFunction(wp.func(py_func), formula, source)
+
+    return decorate
+
+
+def _term_function(value: Any, declaration: str) -> TermFunction:
+    """``value`` as a :class:`TermFunction` (a bare ``@wp.func`` gets an empty formula).
+
+    Raises:
+        TypeError: If ``value`` is neither.
+    """
+    if isinstance(value, TermFunction):
+        return value
+    if isinstance(value, wp.Function) and not value.is_builtin():
+        return TermFunction(value)
+    raise TypeError(f"{declaration}: expected a term function (@term or @wp.func), got {value!r}")
+
+
+@dataclass(frozen=True)
 class RewardTerm:
-    """A named reward term, as mjlab and Isaac Lab declare them: the task's kernel writes the term's *unweighted*
-    value, the core multiplies it by the weight, sums the terms into the reward and keeps per-name episode sums.
+    """A named reward term, as mjlab and Isaac Lab declare them: the term's function returns its *unweighted* value
+    per world, the core multiplies it by the weight, sums the terms into the reward and keeps per-name episode sums.
 
     ``info["reward_<name>"]`` is the weighted value, and the reward is the float32 sum of those in declaration order.
     """
 
     name: str
     """The term's name: ``info["reward_<name>"]`` and its episode sum in the statistics."""
+    func: TermFunction
+    """``f(state, world: int) -> float``: the term's value in world ``world`` (a ``@wp.func`` is wrapped)."""
     weight: str | None = None
     """The task-config field holding the weight (e.g. ``"ctrl_cost_weight"``), also settable by term name through the
-    env keyword ``reward_weights={name: value}``. None: weight 1, the kernel writes the final value (for a formula
-    that needs its weight inside, e.g. a clamp after weighting; the task's docstring says so)."""
+    env keyword ``reward_weights={name: value}``. None: weight 1, the function returns the final value (for a formula
+    that needs its weight inside, e.g. a clamp after weighting, read from the term state; the task's docstring
+    says so)."""
     cost: bool = False
-    """The kernel writes a cost (e.g. ``|a|^2``) and the core subtracts ``weight * cost``: a cost's weight is positive,
-    as Gymnasium names them (``ctrl_cost_weight``)."""
+    """The function returns a cost (e.g. ``|a|^2``) and the core subtracts ``weight * cost``: a cost's weight is
+    positive, as Gymnasium names them (``ctrl_cost_weight``)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "func", _term_function(self.func, f"RewardTerm({self.name!r})"))
 
 
 @dataclass(frozen=True)
 class TerminationTerm:
-    """A named reason for a task to end an episode, as mjlab and Isaac Lab declare them: the task's kernel writes one
-    bool per world for it, and the core ORs the terms into ``terminated`` (or ``truncated`` for a time-out term),
+    """A named reason for a task to end an episode, as mjlab and Isaac Lab declare them: the term's function returns
+    one bool per world, and the core ORs the terms into ``terminated`` (or ``truncated`` for a time-out term),
     reports each as ``info["<name>"]`` (num_envs,) bool and, for each ended episode, in ``info["episode"]["<name>"]``.
 
     The core's own causes (``constraint_overflow``, ``nonfinite_state``, ``nonfinite_action`` and the time limit) are
@@ -150,9 +217,14 @@ class TerminationTerm:
 
     name: str
     """The term's name, also its ``info`` key."""
+    func: TermFunction
+    """``f(state, world: int) -> bool``: whether the term ends world ``world``'s episode."""
     time_out: bool = False
     """True: the episode is cut, not ended by the MDP (``truncated``: a learner bootstraps its value); False: a
     terminal state (``terminated``)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "func", _term_function(self.func, f"TerminationTerm({self.name!r})"))
 
 
 METRIC_AGGREGATES = {"sum": 0, "mean": 1, "rms": 2}
@@ -164,13 +236,16 @@ class EpisodeMetric:
     """A named task metric reported once per ended episode, as Isaac Lab's ``extras["log"]`` and mjlab's metrics
     report them: not a reward, a figure an RL user checks (distance travelled, a tracking error).
 
-    The task's :meth:`~steel_envs.hooks.TaskHooks._compute_metrics` writes one float32 per world and control step;
-    the core reduces them over the episode by ``aggregate`` and reports the result in ``info["episode"]["<name>"]``
-    (num_envs,) float32 for each ended episode; ``steel-envs evaluate`` tabulates it with a confidence interval.
+    The metric's function returns one float32 per world and control step (computed after the rewards, on the same
+    state); the core reduces them over the episode by ``aggregate`` and reports the result in
+    ``info["episode"]["<name>"]`` (num_envs,) float32 for each ended episode; ``steel-envs evaluate`` tabulates it
+    with a confidence interval.
     """
 
     name: str
     """The metric's key in ``info["episode"]``."""
+    func: TermFunction
+    """``f(state, world: int) -> float``: the step's value in world ``world``."""
     aggregate: str
     """``"sum"`` (sum of the step values, e.g. displacements into a distance), ``"mean"`` (their mean over the
     episode's steps) or ``"rms"`` (square root of the mean of the step values, which are squares: an RMS error)."""
@@ -180,6 +255,7 @@ class EpisodeMetric:
     """What the reported value is, as the task's docstring says it."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "func", _term_function(self.func, f"EpisodeMetric({self.name!r})"))
         if self.aggregate not in METRIC_AGGREGATES:
             raise ValueError(
                 f"EpisodeMetric.aggregate: expected one of {list(METRIC_AGGREGATES)}, got {self.aggregate!r}"
@@ -228,18 +304,25 @@ class ObservationBlock:
     """A named, contiguous block of a task's observation vector, as mjlab and Isaac Lab declare observation terms.
 
     A task lists its blocks in order (:meth:`steel_envs.hooks.TaskHooks.observation_blocks`); the list gives the
-    observation size, each block's offsets (``env.observation_layout``) and the docstring's observation table
-    (:func:`observation_table`, checked by ``tests/test_api.py``).
+    observation size, each block's offsets (``env.observation_layout``), the one kernel that writes them and the
+    docstring's observation table (:func:`observation_table`, checked by ``tests/test_api.py``).
     """
 
     name: str
     """Short key of the block in ``env.observation_layout`` (e.g. ``"joint_pos"``)."""
     size: int
     """Number of float32 entries."""
+    func: TermFunction
+    """Either ``f(state, world: int, i: int) -> float``, entry ``i`` of the block (for blocks over joints or bodies),
+    or ``f(state, world: int)`` returning the whole block: a float for a block of size 1, else a Warp vector or
+    quaternion of length ``size`` (``wp.vec3``)."""
     description: str
     """What the entries are, as the docstring's table says it."""
     unit: str
     """Unit of the entries (``1`` for dimensionless)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "func", _term_function(self.func, f"ObservationBlock({self.name!r})"))
 
 
 def observation_table(blocks: tuple[ObservationBlock, ...]) -> str:
@@ -269,26 +352,79 @@ def observation_layout(blocks: tuple[ObservationBlock, ...]) -> dict[str, slice]
     return layout
 
 
+_FLOAT_TYPES = (float, wp.float32)
+_BOOL_TYPES = (bool, wp.bool)
+_INT_TYPES = (int, wp.int32)
+
+
+def _signature(func: TermFunction) -> tuple[list[Any], Any]:
+    """The annotated parameter types and return type of a term function (string annotations evaluated)."""
+    signature = inspect.signature(func.func.func, eval_str=True)
+    return [p.annotation for p in signature.parameters.values()], signature.return_annotation
+
+
+def _check_value_function(owner: str, group: str, name: str, func: TermFunction, returns: tuple, what: str) -> None:
+    """A reward, termination or metric function must be ``f(state, world: int) -> <returns>``.
+
+    Raises:
+        TypeError: Naming the task, the group, the term and what was expected.
+    """
+    params, result = _signature(func)
+    if len(params) != 2 or params[1] not in _INT_TYPES or result not in returns:
+        raise TypeError(
+            f"{owner}.{group}: the function of {name!r}, {func.name}, must be f(state, world: int) -> {what}, got "
+            f"{inspect.signature(func.func.func)}"
+        )
+
+
+def check_observation_blocks(owner: str, group: str, blocks: tuple[ObservationBlock, ...]) -> None:
+    """Check a task's observation blocks: unique names, sizes >= 1, and each function's signature against its
+    size (``f(state, world: int, i: int) -> float``, or ``f(state, world: int)`` returning a float for size 1 or a
+    Warp vector / quaternion of length ``size``).
+
+    Raises:
+        TypeError: Naming the task, the group (``observations`` / ``privileged_observations``), the block and what
+            was expected.
+    """
+    names = [b.name for b in blocks]
+    if len(set(names)) != len(names):
+        raise TypeError(f"{owner}.{group}: duplicate block names in {names}")
+    for block in blocks:
+        if not (isinstance(block.size, int) and block.size >= 1):
+            raise TypeError(f"{owner}.{group}: block {block.name!r} must have an int size >= 1, got {block.size!r}")
+        params, result = _signature(block.func)
+        if len(params) == 3 and all(p in _INT_TYPES for p in params[1:]) and result in _FLOAT_TYPES:
+            continue
+        if len(params) == 2 and params[1] in _INT_TYPES:
+            length = 1 if result in _FLOAT_TYPES else getattr(result, "_length_", None)
+            if length == block.size and (length == 1 or getattr(result, "_wp_scalar_type_", None) is wp.float32):
+                continue
+        raise TypeError(
+            f"{owner}.{group}: the function of block {block.name!r} (size {block.size}), {block.func.name}, must be "
+            f"f(state, world: int, i: int) -> float or f(state, world: int) returning {block.size} float32 "
+            f"value(s), got {inspect.signature(block.func.func.func)}"
+        )
+
+
 def check_task_declarations(cls: type) -> None:
-    """Derive ``cls.reward_terms`` from ``cls.rewards`` (or ``rewards`` from bare names) and check the declaration;
-    run for every env class at its definition (``__init_subclass__``).
+    """Derive ``cls.reward_terms`` from ``cls.rewards`` and check the declarations; run for every env class at its
+    definition (``__init_subclass__``).
 
     Raises:
         TypeError: On a duplicate reward, termination or metric name, a termination named like a core ``info`` key, a
-            metric named like another ``info["episode"]`` key, or a
-            reward weight that is not a field of ``cls.config_cls``.
+            metric named like another ``info["episode"]`` key, a reward weight that is not a field of
+            ``cls.config_cls``, or a term function whose signature does not fit its group (the message names the
+            task, the term and what was expected).
     """
-    if "rewards" in cls.__dict__:
-        cls.reward_terms = tuple(t.name for t in cls.rewards)
-    elif "reward_terms" in cls.__dict__:
-        cls.rewards = tuple(RewardTerm(name) for name in cls.reward_terms)
+    owner = cls.__name__
+    cls.reward_terms = tuple(t.name for t in cls.rewards)
     names = [t.name for t in cls.rewards]
     if len(set(names)) != len(names):
-        raise TypeError(f"{cls.__name__}.rewards: duplicate term names in {names}")
+        raise TypeError(f"{owner}.rewards: duplicate term names in {names}")
     names = [t.name for t in cls.terminations]
     if len(set(names)) != len(names) or RESERVED_INFO_KEYS & set(names):
         raise TypeError(
-            f"{cls.__name__}.terminations: names must be unique and not one of the core's info keys "
+            f"{owner}.terminations: names must be unique and not one of the core's info keys "
             f"{sorted(RESERVED_INFO_KEYS)}, got {names}"
         )
     names = [m.name for m in cls.metrics]
@@ -300,16 +436,20 @@ def check_task_declarations(cls: type) -> None:
         *(t.name for t in cls.terminations),
     }
     if len(set(names)) != len(names) or taken & set(names):
-        raise TypeError(
-            f"{cls.__name__}.metrics: names must be unique and not another key of info['episode'], got {names}"
-        )
+        raise TypeError(f"{owner}.metrics: names must be unique and not another key of info['episode'], got {names}")
     fields = {f.name for f in dataclasses.fields(cls.config_cls)}
-    for term in cls.rewards:
-        if term.weight is not None and term.weight not in fields:
+    for t in cls.rewards:
+        if t.weight is not None and t.weight not in fields:
             raise TypeError(
-                f"{cls.__name__}.rewards: the weight of {term.name!r}, {term.weight!r}, is not a field of "
-                f"{cls.config_cls.__name__}"
+                f"{owner}.rewards: the weight of {t.name!r}, {t.weight!r}, is not a field of {cls.config_cls.__name__}"
             )
+        _check_value_function(owner, "rewards", t.name, t.func, _FLOAT_TYPES, "float")
+    for t in cls.terminations:
+        _check_value_function(owner, "terminations", t.name, t.func, _BOOL_TYPES, "bool")
+    for m in cls.metrics:
+        _check_value_function(owner, "metrics", m.name, m.func, _FLOAT_TYPES, "float")
+    check_observation_blocks(owner, "observations", cls.observations)
+    check_observation_blocks(owner, "privileged_observations", cls.privileged_observations)
 
 
 def make_task_config(cls: type, overrides: Mapping[str, Any], env_keywords: str) -> TaskConfig:

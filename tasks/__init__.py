@@ -3,7 +3,7 @@
 A task module ends with one line, e.g. ``AntRunSingleEnv = register_task("steel_envs/AntRun-v0", AntRunEnv)``.
 Importing this package imports every module in it (in name order), so a new task file is picked up without
 editing any list; the time limit is read from the class (``default_max_episode_steps``). Importing the task
-modules defines their Warp kernels without compiling them (about 0.1 s in all).
+modules defines their Warp functions and kernels without compiling them (about 0.1 s in all).
 """
 
 from __future__ import annotations

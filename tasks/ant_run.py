@@ -5,19 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-import warp as wp
 from steel_envs.envs.ant import HINGE_NAMES, AntScene, AntSceneConfig
 from steel_envs.tasks import register_task
-from steel_envs.tasks.locomotion import (
-    action_sq_norm,
-    distance_metric,
-    floating_base_blocks,
-    healthy_z_terminations,
-    world_wrench_sq_norm,
-    x_displacement,
-)
+from steel_envs.tasks.terms import locomotion
 
-from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
+from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
 
 __all__ = ["AntRunConfig", "AntRunEnv", "AntRunSingleEnv"]
 
@@ -54,68 +46,6 @@ class AntRunConfig(AntSceneConfig):
                 f"healthy_z_min, healthy_z_max: expected min < max, got {self.healthy_z_min}, {self.healthy_z_max}"
             )
         self.require_positive("contact_force_clip")
-
-
-@wp.kernel(enable_backward=False)
-def _record_torso_x(body_world_start: wp.array[wp.int32], body_q: wp.array[wp.transform], x: wp.array[wp.float32]):
-    w = wp.tid()
-    x[w] = wp.transform_get_translation(body_q[body_world_start[w]])[0]
-
-
-@wp.kernel(enable_backward=False)
-def _observe(
-    coord_world_start: wp.array[wp.int32],
-    dof_world_start: wp.array[wp.int32],
-    body_world_start: wp.array[wp.int32],
-    joint_q: wp.array[wp.float32],
-    joint_qd: wp.array[wp.float32],
-    body_wrench: wp.array[wp.spatial_vector],
-    first_coord: wp.int32,
-    include_wrench: wp.bool,
-    wrench_clip: wp.float32,
-    obs: wp.array2d[wp.float32],
-):
-    w = wp.tid()
-    k = int(0)
-    q0 = coord_world_start[w]
-    for i in range(first_coord, coord_world_start[w + 1] - q0):
-        obs[w, k] = joint_q[q0 + i]
-        k += 1
-    for i in range(dof_world_start[w], dof_world_start[w + 1]):
-        obs[w, k] = joint_qd[i]
-        k += 1
-    if include_wrench:
-        for b in range(body_world_start[w], body_world_start[w + 1]):
-            f = body_wrench[b]
-            for j in range(6):
-                obs[w, k] = wp.clamp(f[j], -wrench_clip, wrench_clip)
-                k += 1
-
-
-@wp.kernel(enable_backward=False)
-def _rewards(
-    body_world_start: wp.array[wp.int32],
-    body_q: wp.array[wp.transform],
-    x_before: wp.array[wp.float32],
-    control_dt: wp.float32,
-    actions: wp.array2d[wp.float32],
-    body_wrench: wp.array[wp.spatial_vector],
-    healthy: wp.array[wp.bool],
-    wrench_clip: wp.float32,
-    reward_terms: wp.array2d[wp.float32],
-):
-    w = wp.tid()
-    x_after = wp.transform_get_translation(body_q[body_world_start[w]])[0]
-    x_velocity = (x_after - x_before[w]) / control_dt
-    ctrl = action_sq_norm(actions, w)
-    contact = world_wrench_sq_norm(body_world_start, body_wrench, w, wrench_clip)
-    reward_terms[0, w] = x_velocity
-    reward_terms[1, w] = ctrl
-    reward_terms[2, w] = contact
-    survive = float(0.0)
-    if healthy[w]:
-        survive = 1.0
-    reward_terms[3, w] = survive
 
 
 class AntRunEnv(AntScene):
@@ -185,13 +115,13 @@ class AntRunEnv(AntScene):
     config_cls = AntRunConfig
     config: AntRunConfig
     rewards = (
-        RewardTerm("forward", weight="forward_reward_weight"),
-        RewardTerm("ctrl", weight="ctrl_cost_weight", cost=True),
-        RewardTerm("contact", weight="contact_cost_weight", cost=True),
-        RewardTerm("survive", weight="healthy_reward"),
+        RewardTerm("forward", locomotion.forward_velocity_torso, weight="forward_reward_weight"),
+        RewardTerm("ctrl", locomotion.action_sq_norm, weight="ctrl_cost_weight", cost=True),
+        RewardTerm("contact", locomotion.contact_cost_clipped, weight="contact_cost_weight", cost=True),
+        RewardTerm("survive", locomotion.healthy, weight="healthy_reward"),
     )
-    terminations = (TerminationTerm("unhealthy"),)
-    metrics = (distance_metric("torso"),)
+    terminations = (TerminationTerm("unhealthy", locomotion.unhealthy),)
+    metrics = (locomotion.distance_metric("torso", locomotion.torso_x_displacement),)
     default_max_episode_steps = 1000
     train_defaults: ClassVar[dict] = {
         "num_envs": 128,
@@ -213,89 +143,30 @@ class AntRunEnv(AntScene):
         xy = (
             ()
             if c.exclude_current_positions_from_observation
-            else (ObservationBlock("torso_xy", 2, "torso x, y", "m"),)
+            else (ObservationBlock("torso_xy", 2, locomotion.root_pos_xy, "torso x, y", "m"),)
         )
         wrench = (
             ObservationBlock(
                 "contact_wrench",
                 6 * bodies,
+                locomotion.body_contact_wrench_clipped,
                 f"contact wrench of each of the {bodies} bodies (force; torque about the COM), clipped to [-1, 1]",
                 "N, N m",
             ),
         )
         return (
             *xy,
-            *floating_base_blocks(hinges),
+            *locomotion.floating_base_blocks(hinges),
             *(wrench if c.include_cfrc_ext_in_observation else ()),
         )
 
     def _setup_task(self) -> None:
-        self._x_before = wp.zeros(self.num_envs, dtype=wp.float32)
-        self._x_after = wp.zeros(self.num_envs, dtype=wp.float32)
-        self._healthy = wp.zeros(self.num_envs, dtype=wp.bool)
+        self.term_state = locomotion.make_run_state(
+            self, inclusive=True, contact_force_clip=float(self.config.contact_force_clip)
+        )
 
     def _pre_physics(self) -> None:
-        self.launch_per_world(
-            _record_torso_x,
-            inputs=[self.model.body_world_start, self.state_0.body_q],
-            outputs=[self._x_before],
-        )
-
-    def _compute_observations(self, obs: wp.array) -> None:
-        m, c = self.model, self.config
-        self.launch_per_world(
-            _observe,
-            inputs=[
-                m.joint_coord_world_start,
-                m.joint_dof_world_start,
-                m.body_world_start,
-                self.state_0.joint_q,
-                self.state_0.joint_qd,
-                self.body_contact_wrench,
-                2 if c.exclude_current_positions_from_observation else 0,
-                bool(c.include_cfrc_ext_in_observation),
-                float(c.contact_force_clip),
-            ],
-            outputs=[obs],
-        )
-
-    def _compute_termination_terms(self, flags: wp.array) -> None:
-        c = self.config
-        self.launch_per_world(
-            healthy_z_terminations,
-            inputs=[
-                self.model.joint_coord_world_start,
-                self.state_0.joint_q,
-                float(c.healthy_z_min),
-                float(c.healthy_z_max),
-                True,
-                bool(c.terminate_when_unhealthy),
-            ],
-            outputs=[self._healthy, flags],
-        )
-
-    def _compute_metrics(self, values: wp.array) -> None:
-        self.launch_per_world(
-            _record_torso_x, inputs=[self.model.body_world_start, self.state_0.body_q], outputs=[self._x_after]
-        )
-        self.launch_per_world(x_displacement, inputs=[self._x_before, self._x_after], outputs=[values])
-
-    def _compute_rewards(self, reward_terms: wp.array) -> None:
-        c = self.config
-        self.launch_per_world(
-            _rewards,
-            inputs=[
-                self.model.body_world_start,
-                self.state_0.body_q,
-                self._x_before,
-                float(self.control_dt),
-                self.actions,
-                self.body_contact_wrench,
-                self._healthy,
-                float(c.contact_force_clip),
-            ],
-            outputs=[reward_terms],
-        )
+        self.launch_per_world(locomotion.record_torso_x, inputs=[self.term_state])
 
 
 AntRunSingleEnv = register_task("steel_envs/AntRun-v0", AntRunEnv)

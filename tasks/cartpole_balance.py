@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-import warp as wp
 from steel_envs.envs.cartpole import CartpoleScene, CartpoleSceneConfig
 from steel_envs.tasks import register_task
+from steel_envs.tasks.terms import classic
 
-from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
+from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
 
 __all__ = ["CartpoleBalanceConfig", "CartpoleBalanceEnv", "CartpoleBalanceSingleEnv"]
 
@@ -28,48 +28,6 @@ class CartpoleBalanceConfig(CartpoleSceneConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.require_positive("pole_angle_limit", "cart_position_limit")
-
-
-@wp.func
-def _wrap_angle(a: float):
-    return wp.atan2(wp.sin(a), wp.cos(a))
-
-
-@wp.kernel(enable_backward=False)
-def _observe(
-    coord_world_start: wp.array[wp.int32],
-    dof_world_start: wp.array[wp.int32],
-    joint_q: wp.array[wp.float32],
-    joint_qd: wp.array[wp.float32],
-    obs: wp.array2d[wp.float32],
-):
-    w = wp.tid()
-    q0 = coord_world_start[w]
-    d0 = dof_world_start[w]
-    obs[w, 0] = joint_q[q0]
-    obs[w, 1] = joint_qd[d0]
-    obs[w, 2] = _wrap_angle(joint_q[q0 + 1])
-    obs[w, 3] = joint_qd[d0 + 1]
-
-
-@wp.kernel(enable_backward=False)
-def _terminations(
-    coord_world_start: wp.array[wp.int32],
-    joint_q: wp.array[wp.float32],
-    pole_angle_limit: wp.float32,
-    cart_position_limit: wp.float32,
-    flags: wp.array2d[wp.bool],
-):
-    w = wp.tid()
-    q0 = coord_world_start[w]
-    flags[0, w] = wp.abs(_wrap_angle(joint_q[q0 + 1])) > pole_angle_limit
-    flags[1, w] = wp.abs(joint_q[q0]) > cart_position_limit
-
-
-@wp.kernel(enable_backward=False)
-def _rewards(reward_terms: wp.array2d[wp.float32]):
-    w = wp.tid()
-    reward_terms[0, w] = 1.0
 
 
 class CartpoleBalanceEnv(CartpoleScene):
@@ -105,8 +63,11 @@ class CartpoleBalanceEnv(CartpoleScene):
 
     config_cls = CartpoleBalanceConfig
     config: CartpoleBalanceConfig
-    rewards = (RewardTerm("alive", weight="alive_reward"),)
-    terminations = (TerminationTerm("pole_fell"), TerminationTerm("cart_off_rail"))
+    rewards = (RewardTerm("alive", classic.alive, weight="alive_reward"),)
+    terminations = (
+        TerminationTerm("pole_fell", classic.pole_fell),
+        TerminationTerm("cart_off_rail", classic.cart_off_rail),
+    )
     default_max_episode_steps = 500
     train_defaults: ClassVar[dict] = {
         "num_envs": 256,
@@ -118,39 +79,14 @@ class CartpoleBalanceEnv(CartpoleScene):
     }
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
     observations = (
-        ObservationBlock("cart_pos", 1, "cart position x", "m"),
-        ObservationBlock("cart_vel", 1, "cart velocity", "m/s"),
-        ObservationBlock("pole_angle", 1, "pole angle from upright, wrapped to [-pi, pi]", "rad"),
-        ObservationBlock("pole_ang_vel", 1, "pole angular velocity", "rad/s"),
+        ObservationBlock("cart_pos", 1, classic.cart_pos, "cart position x", "m"),
+        ObservationBlock("cart_vel", 1, classic.cart_vel, "cart velocity", "m/s"),
+        ObservationBlock("pole_angle", 1, classic.pole_angle, "pole angle from upright, wrapped to [-pi, pi]", "rad"),
+        ObservationBlock("pole_ang_vel", 1, classic.pole_ang_vel, "pole angular velocity", "rad/s"),
     )
 
-    def _compute_observations(self, obs: wp.array) -> None:
-        m = self.model
-        self.launch_per_world(
-            _observe,
-            inputs=[m.joint_coord_world_start, m.joint_dof_world_start, self.state_0.joint_q, self.state_0.joint_qd],
-            outputs=[obs],
-        )
-
-    def _compute_termination_terms(self, flags: wp.array) -> None:
-        c = self.config
-        self.launch_per_world(
-            _terminations,
-            inputs=[
-                self.model.joint_coord_world_start,
-                self.state_0.joint_q,
-                float(c.pole_angle_limit),
-                float(c.cart_position_limit),
-            ],
-            outputs=[flags],
-        )
-
-    def _compute_rewards(self, reward_terms: wp.array) -> None:
-        self.launch_per_world(
-            _rewards,
-            inputs=[],
-            outputs=[reward_terms],
-        )
+    def _setup_task(self) -> None:
+        self.term_state = classic.make_cartpole_state(self)
 
 
 CartpoleBalanceSingleEnv = register_task("steel_envs/CartpoleBalance-v0", CartpoleBalanceEnv)

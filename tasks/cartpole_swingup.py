@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
-import warp as wp
 from steel_envs.envs.cartpole import POLE_HALF_LENGTH, POLE_MASS, CartpoleScene, CartpoleSceneConfig
 from steel_envs.tasks import register_task
+from steel_envs.tasks.terms import classic
 
 from steel_envs.solver_options import SteelSolverOptions
-from steel_envs.vector_env import ObservationBlock, RewardTerm
+from steel_envs.spec import ObservationBlock, RewardTerm
 
 __all__ = ["CartpoleSwingupConfig", "CartpoleSwingupEnv", "CartpoleSwingupSingleEnv", "scripted_policy"]
 
@@ -36,61 +36,6 @@ class CartpoleSwingupConfig(CartpoleSceneConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.require_positive("centered_margin", "control_margin", "velocity_margin", "cart_position_limit")
-
-
-@wp.func
-def _gaussian_tolerance(x: float, margin: float):
-    # dm_control rewards.tolerance(x, bounds=(0, 0), margin, sigmoid="gaussian", value_at_margin=0.1)
-    scale = wp.sqrt(-2.0 * wp.log(0.1))
-    d = x / margin * scale
-    return wp.exp(-0.5 * d * d)
-
-
-@wp.func
-def _quadratic_tolerance(x: float, margin: float):
-    # dm_control rewards.tolerance(x, bounds=(0, 0), margin, sigmoid="quadratic", value_at_margin=0)
-    d = x / margin
-    return wp.max(1.0 - d * d, 0.0)
-
-
-@wp.kernel(enable_backward=False)
-def _observe(
-    coord_world_start: wp.array[wp.int32],
-    dof_world_start: wp.array[wp.int32],
-    joint_q: wp.array[wp.float32],
-    joint_qd: wp.array[wp.float32],
-    obs: wp.array2d[wp.float32],
-):
-    w = wp.tid()
-    q0 = coord_world_start[w]
-    d0 = dof_world_start[w]
-    obs[w, 0] = joint_q[q0]
-    obs[w, 1] = joint_qd[d0]
-    obs[w, 2] = wp.cos(joint_q[q0 + 1])
-    obs[w, 3] = wp.sin(joint_q[q0 + 1])
-    obs[w, 4] = joint_qd[d0 + 1]
-
-
-@wp.kernel(enable_backward=False)
-def _rewards(
-    coord_world_start: wp.array[wp.int32],
-    dof_world_start: wp.array[wp.int32],
-    joint_q: wp.array[wp.float32],
-    joint_qd: wp.array[wp.float32],
-    actions: wp.array2d[wp.float32],
-    centered_margin: wp.float32,
-    control_margin: wp.float32,
-    velocity_margin: wp.float32,
-    reward_terms: wp.array2d[wp.float32],
-):
-    w = wp.tid()
-    q0 = coord_world_start[w]
-    d0 = dof_world_start[w]
-    upright = (wp.cos(joint_q[q0 + 1]) + 1.0) / 2.0
-    centered = (1.0 + _gaussian_tolerance(joint_q[q0], centered_margin)) / 2.0
-    small_control = (4.0 + _quadratic_tolerance(actions[w, 0], control_margin)) / 5.0
-    small_velocity = (1.0 + _gaussian_tolerance(joint_qd[d0 + 1], velocity_margin)) / 2.0
-    reward_terms[0, w] = upright * centered * small_control * small_velocity
 
 
 class CartpoleSwingupEnv(CartpoleScene):
@@ -131,14 +76,14 @@ class CartpoleSwingupEnv(CartpoleScene):
 
     config_cls = CartpoleSwingupConfig
     config: CartpoleSwingupConfig
-    rewards = (RewardTerm("smooth_upright"),)  # a product of factors in [0, 1], no weight
+    rewards = (RewardTerm("smooth_upright", classic.smooth_upright),)  # a product of factors in [0, 1], no weight
     default_max_episode_steps = 500
     observations = (
-        ObservationBlock("cart_pos", 1, "cart position x", "m"),
-        ObservationBlock("cart_vel", 1, "cart velocity", "m/s"),
-        ObservationBlock("pole_cos", 1, "cosine of the pole angle", "1"),
-        ObservationBlock("pole_sin", 1, "sine of the pole angle", "1"),
-        ObservationBlock("pole_ang_vel", 1, "pole angular velocity", "rad/s"),
+        ObservationBlock("cart_pos", 1, classic.cart_pos, "cart position x", "m"),
+        ObservationBlock("cart_vel", 1, classic.cart_vel, "cart velocity", "m/s"),
+        ObservationBlock("pole_cos", 1, classic.pole_cos, "cosine of the pole angle", "1"),
+        ObservationBlock("pole_sin", 1, classic.pole_sin, "sine of the pole angle", "1"),
+        ObservationBlock("pole_ang_vel", 1, classic.pole_ang_vel, "pole angular velocity", "rad/s"),
     )
     train_defaults: ClassVar[dict] = {
         "num_envs": 256,
@@ -171,30 +116,8 @@ class CartpoleSwingupEnv(CartpoleScene):
         """``cart_position_limit`` [m]: the rail joint's limits (see Episode end)."""
         return float(self.config.cart_position_limit)
 
-    def _compute_observations(self, obs: wp.array) -> None:
-        m = self.model
-        self.launch_per_world(
-            _observe,
-            inputs=[m.joint_coord_world_start, m.joint_dof_world_start, self.state_0.joint_q, self.state_0.joint_qd],
-            outputs=[obs],
-        )
-
-    def _compute_rewards(self, reward_terms: wp.array) -> None:
-        m, c = self.model, self.config
-        self.launch_per_world(
-            _rewards,
-            inputs=[
-                m.joint_coord_world_start,
-                m.joint_dof_world_start,
-                self.state_0.joint_q,
-                self.state_0.joint_qd,
-                self.actions,
-                float(c.centered_margin),
-                float(c.control_margin),
-                float(c.velocity_margin),
-            ],
-            outputs=[reward_terms],
-        )
+    def _setup_task(self) -> None:
+        self.term_state = classic.make_cartpole_state(self)
 
 
 CartpoleSwingupSingleEnv = register_task("steel_envs/CartpoleSwingup-v0", CartpoleSwingupEnv)

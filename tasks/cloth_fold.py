@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -11,7 +11,7 @@ import warp as wp
 from steel_envs.envs.cloth import PARTICLE_RADIUS, ClothScene, ClothSceneConfig
 from steel_envs.tasks import register_task
 
-from steel_envs.vector_env import ObservationBlock, RewardTerm
+from steel_envs.spec import ObservationBlock, RewardTerm, term
 
 __all__ = ["ClothFoldConfig", "ClothFoldEnv", "ClothFoldSingleEnv", "scripted_policy"]
 
@@ -41,66 +41,106 @@ class ClothFoldConfig(ClothSceneConfig):
             raise ValueError(f"observation_stride: expected an int >= 1 dividing cloth_cells, got {s!r}")
 
 
-@wp.kernel(enable_backward=False)
-def _observe(
-    particle_world_start: wp.array[wp.int32],
-    particle_q: wp.array[wp.vec3],
-    samples: wp.array[wp.int32],
-    actions: wp.array2d[wp.float32],
-    max_speed: wp.float32,
-    obs: wp.array2d[wp.float32],
-):
-    w = wp.tid()
-    start = particle_world_start[w]
-    count = particle_world_start[w + 1] - start
+@wp.struct
+class ClothFoldState:
+    """What ClothFold's terms read: the particles and their start positions, the index lists of the grid (within a
+    world), the commanded corner velocities, the success flag and distance."""
+
+    particle_world_start: wp.array[wp.int32]
+    particle_q: wp.array[wp.vec3]
+    rest_q: wp.array[wp.vec3]
+    """The flat start of every particle [m] (the model's ``particle_q``)."""
+    samples: wp.array[wp.int32]
+    """Observed particles, row by row."""
+    moving: wp.array[wp.int32]
+    """Particles of the half that folds, ``j < cells / 2``."""
+    mirrored: wp.array[wp.int32]
+    """The particle each of ``moving`` folds onto."""
+    resting: wp.array[wp.int32]
+    """Particles of the half that stays, ``j > cells / 2``."""
+    corners: wp.array[wp.int32]
+    """The two grasped corners."""
+    corner_targets: wp.array[wp.int32]
+    """The corners they fold onto."""
+    actions: wp.array2d[wp.float32]
+    max_corner_speed: wp.float32
+    success: wp.array[wp.bool]
+    success_distance: wp.float32
+
+
+@wp.func
+def _particle(s: Any, w: int, i: int) -> wp.vec3:
+    return s.particle_q[s.particle_world_start[w] + i]
+
+
+@wp.func
+def _centre(s: Any, w: int) -> wp.vec3:
+    start = s.particle_world_start[w]
+    count = s.particle_world_start[w + 1] - start
     centre = wp.vec3(0.0, 0.0, 0.0)
     for i in range(count):
-        centre += particle_q[start + i]
-    centre = centre / float(count)
-    for k in range(3):
-        obs[w, k] = centre[k]
-    for s in range(samples.shape[0]):
-        p = particle_q[start + samples[s]] - centre
-        for k in range(3):
-            obs[w, 3 + 3 * s + k] = p[k]
-    o = 3 + 3 * samples.shape[0]
-    for k in range(6):
-        obs[w, o + k] = actions[w, k] * max_speed
+        centre += s.particle_q[start + i]
+    return centre / float(count)
+
+
+@wp.func
+def _fold_distance(s: Any, w: int) -> float:
+    fold = float(0.0)
+    for k in range(s.moving.shape[0]):
+        fold += wp.length(_particle(s, w, s.moving[k]) - _particle(s, w, s.mirrored[k]))
+    return fold / float(s.moving.shape[0])
 
 
 @wp.kernel(enable_backward=False)
-def _rewards(
-    particle_world_start: wp.array[wp.int32],
-    particle_q: wp.array[wp.vec3],
-    rest_q: wp.array[wp.vec3],
-    moving: wp.array[wp.int32],
-    mirrored: wp.array[wp.int32],
-    resting: wp.array[wp.int32],
-    corners: wp.array[wp.int32],
-    corner_targets: wp.array[wp.int32],
-    success_distance: wp.float32,
-    success: wp.array[wp.bool],
-    reward_terms: wp.array2d[wp.float32],
-):
+def _update_success(s: ClothFoldState):
+    """After the physics: the mean mirrored-particle distance is below the success distance."""
     w = wp.tid()
-    start = particle_world_start[w]
+    s.success[w] = _fold_distance(s, w) < s.success_distance
+
+
+@term("mean_i p_i")
+def cloth_centre(s: Any, w: int) -> wp.vec3:
+    """The cloth's centre, the mean position of all its particles [m]."""
+    return _centre(s, w)
+
+
+@term("p_sample - centre")
+def sampled_particles(s: Any, w: int, i: int) -> float:
+    """Entry ``i % 3`` of observed particle ``i // 3``'s position relative to the centre [m]."""
+    p = _particle(s, w, s.samples[i // 3]) - _centre(s, w)
+    return p[i % 3]
+
+
+@term("a * v_max")
+def corner_commands(s: Any, w: int, i: int) -> float:
+    """Commanded velocity entry ``i`` of the grasped corners [m/s]."""
+    return s.actions[w, i] * s.max_corner_speed
+
+
+@term("mean_k |p(grasped_k) - p(target_k)|")
+def corner_distance(s: Any, w: int) -> float:
+    """Mean distance of the grasped corners to the corners they fold onto [m]."""
     corner = float(0.0)
-    for k in range(corners.shape[0]):
-        corner += wp.length(particle_q[start + corners[k]] - particle_q[start + corner_targets[k]])
-    corner = corner / float(corners.shape[0])
-    fold = float(0.0)
-    for k in range(moving.shape[0]):
-        fold += wp.length(particle_q[start + moving[k]] - particle_q[start + mirrored[k]])
-    fold = fold / float(moving.shape[0])
+    for k in range(s.corners.shape[0]):
+        corner += wp.length(_particle(s, w, s.corners[k]) - _particle(s, w, s.corner_targets[k]))
+    return corner / float(s.corners.shape[0])
+
+
+@term("mean |p(i, j) - p(i, cells - j)| over j < cells / 2", source="SoftGym ClothFold particle-pair distance")
+def fold_distance(s: Any, w: int) -> float:
+    """Mean distance between the particles of the folding half and those they fold onto [m]."""
+    return _fold_distance(s, w)
+
+
+@term("mean |p - p_start| over j > cells / 2", source="SoftGym ClothFold fixed-half penalty")
+def resting_drift(s: Any, w: int) -> float:
+    """Mean displacement of the resting half from its flat start [m]."""
+    start = s.particle_world_start[w]
     drift = float(0.0)
-    for k in range(resting.shape[0]):
-        i = start + resting[k]
-        drift += wp.length(particle_q[i] - rest_q[i])
-    drift = drift / float(resting.shape[0])
-    reward_terms[0, w] = corner
-    reward_terms[1, w] = fold
-    reward_terms[2, w] = drift
-    success[w] = fold < success_distance
+    for k in range(s.resting.shape[0]):
+        i = start + s.resting[k]
+        drift += wp.length(s.particle_q[i] - s.rest_q[i])
+    return drift / float(s.resting.shape[0])
 
 
 class ClothFoldEnv(ClothScene):
@@ -143,9 +183,9 @@ class ClothFoldEnv(ClothScene):
     config_cls = ClothFoldConfig
     config: ClothFoldConfig
     rewards = (
-        RewardTerm("corner", weight="corner_weight", cost=True),
-        RewardTerm("fold", weight="fold_weight", cost=True),
-        RewardTerm("flatness", weight="flatness_weight", cost=True),
+        RewardTerm("corner", corner_distance, weight="corner_weight", cost=True),
+        RewardTerm("fold", fold_distance, weight="fold_weight", cost=True),
+        RewardTerm("flatness", resting_drift, weight="flatness_weight", cost=True),
     )
     default_max_episode_steps = 100
     train_defaults: ClassVar[dict] = {
@@ -166,14 +206,17 @@ class ClothFoldEnv(ClothScene):
         nth = {1: "", 2: "2nd ", 3: "3rd "}.get(stride, f"{stride}th ")
         every = f"every {nth}row and column"
         return (
-            ObservationBlock("cloth_centre", 3, "cloth centre (mean position of all particles)", "m"),
+            ObservationBlock("cloth_centre", 3, cloth_centre, "cloth centre (mean position of all particles)", "m"),
             ObservationBlock(
                 "particles",
                 3 * k * k,
+                sampled_particles,
                 f"positions relative to the cloth centre of the {k * k} particles on {every}, row by row",
                 "m",
             ),
-            ObservationBlock("corner_commands", 6, "commanded velocities of the two grasped corners", "m/s"),
+            ObservationBlock(
+                "corner_commands", 6, corner_commands, "commanded velocities of the two grasped corners", "m/s"
+            ),
         )
 
     def _setup_task(self) -> None:
@@ -181,47 +224,28 @@ class ClothFoldEnv(ClothScene):
         stride = int(self.config.observation_stride)
         half = n // 2
         idx = self.grid_index
+
+        def indices(values: list[int]) -> wp.array:
+            return wp.array(np.array(values, np.int32), dtype=wp.int32)
+
         rows = range(0, n + 1, stride)
-        self._samples = wp.array(np.array([idx(i, j) for j in rows for i in rows], np.int32), dtype=wp.int32)
         moving = [(i, j) for j in range(half) for i in range(n + 1)]
-        self._moving = wp.array(np.array([idx(i, j) for i, j in moving], np.int32), dtype=wp.int32)
-        self._mirrored = wp.array(np.array([idx(i, n - j) for i, j in moving], np.int32), dtype=wp.int32)
-        resting = [idx(i, j) for j in range(half + 1, n + 1) for i in range(n + 1)]
-        self._resting = wp.array(np.array(resting, np.int32), dtype=wp.int32)
-        self._corner_targets = wp.array(np.array([idx(0, n), idx(n, n)], np.int32), dtype=wp.int32)
-        self._success = wp.zeros(self.num_envs, dtype=wp.bool)
-        self.task_info = {"success": wp.to_torch(self._success)}
+        state = ClothFoldState()
+        state.particle_world_start, state.particle_q = self.model.particle_world_start, self.state_0.particle_q
+        state.rest_q = self.model.particle_q
+        state.samples = indices([idx(i, j) for j in rows for i in rows])
+        state.moving = indices([idx(i, j) for i, j in moving])
+        state.mirrored = indices([idx(i, n - j) for i, j in moving])
+        state.resting = indices([idx(i, j) for j in range(half + 1, n + 1) for i in range(n + 1)])
+        state.corners, state.corner_targets = self._corners, indices([idx(0, n), idx(n, n)])
+        state.actions, state.max_corner_speed = self.actions, float(self.config.max_corner_speed)
+        state.success = wp.zeros(self.num_envs, dtype=wp.bool)
+        state.success_distance = float(self.config.success_distance)
+        self.term_state = state
+        self.task_info = {"success": wp.to_torch(state.success)}
 
-    def _compute_observations(self, obs: wp.array) -> None:
-        self.launch_per_world(
-            _observe,
-            inputs=[
-                self.model.particle_world_start,
-                self.state_0.particle_q,
-                self._samples,
-                self.actions,
-                float(self.config.max_corner_speed),
-            ],
-            outputs=[obs],
-        )
-
-    def _compute_rewards(self, reward_terms: wp.array) -> None:
-        c = self.config
-        self.launch_per_world(
-            _rewards,
-            inputs=[
-                self.model.particle_world_start,
-                self.state_0.particle_q,
-                self.model.particle_q,
-                self._moving,
-                self._mirrored,
-                self._resting,
-                self._corners,
-                self._corner_targets,
-                float(c.success_distance),
-            ],
-            outputs=[self._success, reward_terms],
-        )
+    def _post_physics(self) -> None:
+        self.launch_per_world(_update_success, inputs=[self.term_state])
 
 
 ClothFoldSingleEnv = register_task("steel_envs/ClothFold-v0", ClothFoldEnv)

@@ -5,19 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-import warp as wp
 from steel_envs.envs.humanoid import ACTUATED, HumanoidScene, HumanoidSceneConfig
 from steel_envs.tasks import register_task
-from steel_envs.tasks.locomotion import (
-    action_sq_norm,
-    distance_metric,
-    floating_base_blocks,
-    healthy_z_terminations,
-    world_wrench_sq_norm,
-    x_displacement,
-)
+from steel_envs.tasks.terms import locomotion
 
-from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
+from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
 
 __all__ = ["HumanoidRunConfig", "HumanoidRunEnv", "HumanoidRunSingleEnv"]
 
@@ -52,100 +44,6 @@ class HumanoidRunConfig(HumanoidSceneConfig):
         self.require_nonnegative("contact_cost_max")
 
 
-@wp.func
-def _com_x(
-    w: int,
-    body_world_start: wp.array[wp.int32],
-    body_q: wp.array[wp.transform],
-    body_com: wp.array[wp.vec3],
-    body_mass: wp.array[wp.float32],
-):
-    total = float(0.0)
-    moment = float(0.0)
-    for b in range(body_world_start[w], body_world_start[w + 1]):
-        p = wp.transform_point(body_q[b], body_com[b])
-        moment += body_mass[b] * p[0]
-        total += body_mass[b]
-    return moment / total
-
-
-@wp.kernel(enable_backward=False)
-def _record_com_x(
-    body_world_start: wp.array[wp.int32],
-    body_q: wp.array[wp.transform],
-    body_com: wp.array[wp.vec3],
-    body_mass: wp.array[wp.float32],
-    x: wp.array[wp.float32],
-):
-    w = wp.tid()
-    x[w] = _com_x(w, body_world_start, body_q, body_com, body_mass)
-
-
-@wp.kernel(enable_backward=False)
-def _observe(
-    coord_world_start: wp.array[wp.int32],
-    dof_world_start: wp.array[wp.int32],
-    body_world_start: wp.array[wp.int32],
-    joint_q: wp.array[wp.float32],
-    joint_qd: wp.array[wp.float32],
-    body_qd: wp.array[wp.spatial_vector],
-    joint_f: wp.array[wp.float32],
-    body_wrench: wp.array[wp.spatial_vector],
-    obs: wp.array2d[wp.float32],
-):
-    w = wp.tid()
-    k = int(0)
-    q0 = coord_world_start[w]
-    for i in range(2, coord_world_start[w + 1] - q0):
-        obs[w, k] = joint_q[q0 + i]
-        k += 1
-    d0 = dof_world_start[w]
-    for i in range(d0, dof_world_start[w + 1]):
-        obs[w, k] = joint_qd[i]
-        k += 1
-    for b in range(body_world_start[w], body_world_start[w + 1]):
-        v = body_qd[b]
-        for j in range(6):
-            obs[w, k] = v[j]
-            k += 1
-    for i in range(d0 + 6, dof_world_start[w + 1]):
-        obs[w, k] = joint_f[i]
-        k += 1
-    for b in range(body_world_start[w], body_world_start[w + 1]):
-        f = body_wrench[b]
-        for j in range(6):
-            obs[w, k] = f[j]
-            k += 1
-
-
-@wp.kernel(enable_backward=False)
-def _rewards(
-    body_world_start: wp.array[wp.int32],
-    body_q: wp.array[wp.transform],
-    body_com: wp.array[wp.vec3],
-    body_mass: wp.array[wp.float32],
-    x_before: wp.array[wp.float32],
-    control_dt: wp.float32,
-    actions: wp.array2d[wp.float32],
-    body_wrench: wp.array[wp.spatial_vector],
-    healthy: wp.array[wp.bool],
-    contact_cost_weight: wp.float32,
-    contact_cost_max: wp.float32,
-    reward_terms: wp.array2d[wp.float32],
-):
-    w = wp.tid()
-    x_velocity = (_com_x(w, body_world_start, body_q, body_com, body_mass) - x_before[w]) / control_dt
-    ctrl = action_sq_norm(actions, w)
-    contact = world_wrench_sq_norm(body_world_start, body_wrench, w, wp.inf)
-    reward_terms[0, w] = x_velocity
-    reward_terms[1, w] = ctrl
-    reward_terms[2, w] = -wp.min(contact_cost_weight * contact, contact_cost_max)  # clamped after weighting
-    survive = float(0.0)
-    if healthy[w]:
-        survive = 1.0
-    reward_terms[3, w] = survive
-
-
 class HumanoidRunEnv(HumanoidScene):
     """Make a humanoid run forward (+x): Gymnasium Humanoid-v5's task on ``nv_humanoid.xml`` and SolverSteel.
 
@@ -170,7 +68,7 @@ class HumanoidRunEnv(HumanoidScene):
 
     ## Rewards (Gymnasium Humanoid-v5, ``gymnasium/envs/mujoco/humanoid_v5.py``)
     Weights are config fields, also settable by term name (``reward_weights={"ctrl": 0.05}``), except the contact
-    term's: it is clamped after weighting, so its kernel applies ``contact_cost_weight`` itself.
+    term's: it is clamped after weighting, so its function applies ``contact_cost_weight`` itself.
 
     - ``reward_forward = forward_reward_weight * (x_com_after - x_com_before) / dt``, mass-weighted COM, dt 0.015 s
     - ``reward_ctrl = -ctrl_cost_weight * sum(action**2)``
@@ -197,13 +95,13 @@ class HumanoidRunEnv(HumanoidScene):
     config_cls = HumanoidRunConfig
     config: HumanoidRunConfig
     rewards = (
-        RewardTerm("forward", weight="forward_reward_weight"),
-        RewardTerm("ctrl", weight="ctrl_cost_weight", cost=True),
-        RewardTerm("contact"),  # min(contact_cost_weight * cost, contact_cost_max): the kernel weights it
-        RewardTerm("survive", weight="healthy_reward"),
+        RewardTerm("forward", locomotion.forward_velocity_com, weight="forward_reward_weight"),
+        RewardTerm("ctrl", locomotion.action_sq_norm, weight="ctrl_cost_weight", cost=True),
+        RewardTerm("contact", locomotion.contact_cost_clamped),  # clamped after weighting: weighted inside
+        RewardTerm("survive", locomotion.healthy, weight="healthy_reward"),
     )
-    terminations = (TerminationTerm("unhealthy"),)
-    metrics = (distance_metric("mass-weighted centre of mass"),)
+    terminations = (TerminationTerm("unhealthy", locomotion.unhealthy),)
+    metrics = (locomotion.distance_metric("mass-weighted centre of mass", locomotion.com_x_displacement),)
     default_max_episode_steps = 1000
     requested_observables = ("contact_f",)
     train_defaults: ClassVar[dict] = {
@@ -220,95 +118,29 @@ class HumanoidRunEnv(HumanoidScene):
     def observation_blocks(self) -> tuple[ObservationBlock, ...]:
         hinges, bodies = len(ACTUATED), self.bodies_per_world
         return (
-            *floating_base_blocks(hinges),
+            *locomotion.floating_base_blocks(hinges),
             ObservationBlock(
                 "body_vel",
                 6 * bodies,
+                locomotion.body_vel,
                 f"velocity of each of the {bodies} bodies (COM linear, angular; world frame)",
                 "m/s, rad/s",
             ),
-            ObservationBlock("joint_torque", hinges, "applied hinge torques", "N m"),
+            ObservationBlock("joint_torque", hinges, locomotion.hinge_torque, "applied hinge torques", "N m"),
             ObservationBlock(
                 "contact_wrench",
                 6 * bodies,
+                locomotion.body_contact_wrench,
                 f"contact wrench of each of the {bodies} bodies (force; torque about the COM)",
                 "N, N m",
             ),
         )
 
     def _setup_task(self) -> None:
-        self._x_before = wp.zeros(self.num_envs, dtype=wp.float32)
-        self._x_after = wp.zeros(self.num_envs, dtype=wp.float32)
-        self._healthy = wp.zeros(self.num_envs, dtype=wp.bool)
+        self.term_state = locomotion.make_run_state(self, inclusive=False)
 
     def _pre_physics(self) -> None:
-        m = self.model
-        self.launch_per_world(
-            _record_com_x,
-            inputs=[m.body_world_start, self.state_0.body_q, m.body_com, m.body_mass],
-            outputs=[self._x_before],
-        )
-
-    def _compute_observations(self, obs: wp.array) -> None:
-        m = self.model
-        self.launch_per_world(
-            _observe,
-            inputs=[
-                m.joint_coord_world_start,
-                m.joint_dof_world_start,
-                m.body_world_start,
-                self.state_0.joint_q,
-                self.state_0.joint_qd,
-                self.state_0.body_qd,
-                self.control.joint_f,
-                self.body_contact_wrench,
-            ],
-            outputs=[obs],
-        )
-
-    def _compute_termination_terms(self, flags: wp.array) -> None:
-        c = self.config
-        self.launch_per_world(
-            healthy_z_terminations,
-            inputs=[
-                self.model.joint_coord_world_start,
-                self.state_0.joint_q,
-                float(c.healthy_z_min),
-                float(c.healthy_z_max),
-                False,
-                bool(c.terminate_when_unhealthy),
-            ],
-            outputs=[self._healthy, flags],
-        )
-
-    def _compute_metrics(self, values: wp.array) -> None:
-        m = self.model
-        self.launch_per_world(
-            _record_com_x,
-            inputs=[m.body_world_start, self.state_0.body_q, m.body_com, m.body_mass],
-            outputs=[self._x_after],
-        )
-        self.launch_per_world(x_displacement, inputs=[self._x_before, self._x_after], outputs=[values])
-
-    def _compute_rewards(self, reward_terms: wp.array) -> None:
-        m, c = self.model, self.config
-        self.launch_per_world(
-            _rewards,
-            inputs=[
-                m.body_world_start,
-                self.state_0.body_q,
-                m.body_com,
-                m.body_mass,
-                self._x_before,
-                float(self.control_dt),
-                self.actions,
-                self.body_contact_wrench,
-                self._healthy,
-                float(c.contact_cost_weight),
-                float(c.contact_cost_max),
-            ],
-            outputs=[reward_terms],
-        )
+        self.launch_per_world(locomotion.record_com_x, inputs=[self.term_state])
 
 
 HumanoidRunSingleEnv = register_task("steel_envs/HumanoidRun-v0", HumanoidRunEnv)

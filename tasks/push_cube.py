@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 import warp as wp
 from steel_envs.envs.push import CUBE_HALF, FINGER_RADIUS, PushScene, PushSceneConfig
 from steel_envs.tasks import register_task
-from steel_envs.tasks.goals import PushGoalConfig, draw_goal, goals_on_ground
+from steel_envs.tasks.terms import goals
+from steel_envs.tasks.terms.goals import PushGoalConfig, draw_goal, goals_on_ground
 
-from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
+from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm, term
 
 __all__ = ["PushCubeConfig", "PushCubeEnv", "PushCubeSingleEnv", "scripted_policy"]
 
@@ -27,11 +28,33 @@ class PushCubeConfig(PushSceneConfig, PushGoalConfig):
     """The scene's fields, then the goal region, reward weights and success radius (``PushGoalConfig``)."""
 
 
+@wp.struct
+class PushCubeState:
+    """What PushCube's terms read: the bodies' state, each world's goal and success flag, the success radius."""
+
+    body_world_start: wp.array[wp.int32]
+    body_q: wp.array[wp.transform]
+    body_qd: wp.array[wp.spatial_vector]
+    goals: wp.array2d[wp.float32]
+    success: wp.array[wp.bool]
+    success_radius: wp.float32
+
+
 @wp.func
-def _cube_goal_distance(body_q: wp.array[wp.transform], b: int, goals: wp.array2d[wp.float32], w: int):
-    p = wp.transform_get_translation(body_q[b])
-    dx = p[0] - goals[w, 0]
-    dy = p[1] - goals[w, 1]
+def _position(s: Any, w: int, body: int) -> wp.vec3:
+    return wp.transform_get_translation(s.body_q[s.body_world_start[w] + body])
+
+
+@wp.func
+def _velocity(s: Any, w: int, body: int) -> wp.vec3:
+    return wp.spatial_top(s.body_qd[s.body_world_start[w] + body])
+
+
+@wp.func
+def _cube_goal_distance(s: Any, w: int) -> float:
+    p = _position(s, w, CUBE_BODY)
+    dx = p[0] - s.goals[w, 0]
+    dy = p[1] - s.goals[w, 1]
     return wp.sqrt(dx * dx + dy * dy)
 
 
@@ -54,51 +77,57 @@ def _draw_goals(
 
 
 @wp.kernel(enable_backward=False)
-def _observe(
-    body_world_start: wp.array[wp.int32],
-    body_q: wp.array[wp.transform],
-    body_qd: wp.array[wp.spatial_vector],
-    goals: wp.array2d[wp.float32],
-    obs: wp.array2d[wp.float32],
-):
+def _update_success(s: PushCubeState):
+    """After the physics: the cube is within the success radius of its goal."""
     w = wp.tid()
-    b0 = body_world_start[w]
-    finger = wp.transform_get_translation(body_q[b0 + FINGER_BODY])
-    finger_v = wp.spatial_top(body_qd[b0 + FINGER_BODY])
-    cube = body_q[b0 + CUBE_BODY]
-    p = wp.transform_get_translation(cube)
-    r = wp.transform_get_rotation(cube)
-    v = wp.spatial_top(body_qd[b0 + CUBE_BODY])
-    obs[w, 0] = finger[0]
-    obs[w, 1] = finger[1]
-    obs[w, 2] = finger_v[0]
-    obs[w, 3] = finger_v[1]
-    for i in range(3):
-        obs[w, 4 + i] = p[i]
-        obs[w, 11 + i] = v[i]
-    for i in range(4):
-        obs[w, 7 + i] = r[i]
-    obs[w, 14] = goals[w, 0]
-    obs[w, 15] = goals[w, 1]
-    obs[w, 16] = p[0] - goals[w, 0]
-    obs[w, 17] = p[1] - goals[w, 1]
-    obs[w, 18] = p[0] - finger[0]
-    obs[w, 19] = p[1] - finger[1]
+    s.success[w] = _cube_goal_distance(s, w) < s.success_radius
 
 
-@wp.kernel(enable_backward=False)
-def _terminations(
-    body_world_start: wp.array[wp.int32],
-    body_q: wp.array[wp.transform],
-    goals: wp.array2d[wp.float32],
-    radius: wp.float32,
-    success: wp.array[wp.bool],
-    flags: wp.array2d[wp.bool],
-):
-    w = wp.tid()
-    done = _cube_goal_distance(body_q, body_world_start[w] + CUBE_BODY, goals, w) < radius
-    success[w] = done
-    flags[0, w] = done
+@term("(x, y)_finger")
+def finger_pos(s: Any, w: int) -> wp.vec2:
+    """Finger position x, y [m]."""
+    p = _position(s, w, FINGER_BODY)
+    return wp.vec2(p[0], p[1])
+
+
+@term("(vx, vy)_finger")
+def finger_vel(s: Any, w: int) -> wp.vec2:
+    """Finger velocity x, y [m/s]."""
+    v = _velocity(s, w, FINGER_BODY)
+    return wp.vec2(v[0], v[1])
+
+
+@term("p_cube")
+def cube_pos(s: Any, w: int) -> wp.vec3:
+    """Cube position [m]."""
+    return _position(s, w, CUBE_BODY)
+
+
+@term("q_cube")
+def cube_quat(s: Any, w: int) -> wp.quat:
+    """Cube orientation quaternion (x, y, z, w) [1]."""
+    return wp.transform_get_rotation(s.body_q[s.body_world_start[w] + CUBE_BODY])
+
+
+@term("v_cube")
+def cube_vel(s: Any, w: int) -> wp.vec3:
+    """Cube velocity [m/s]."""
+    return _velocity(s, w, CUBE_BODY)
+
+
+@term("(x, y)_cube - (x, y)_goal")
+def cube_to_goal(s: Any, w: int) -> wp.vec2:
+    """Cube minus goal, x and y [m]."""
+    p = _position(s, w, CUBE_BODY)
+    return wp.vec2(p[0] - s.goals[w, 0], p[1] - s.goals[w, 1])
+
+
+@term("(x, y)_cube - (x, y)_finger")
+def finger_to_cube(s: Any, w: int) -> wp.vec2:
+    """Cube minus finger, x and y [m]."""
+    p = _position(s, w, CUBE_BODY)
+    finger = _position(s, w, FINGER_BODY)
+    return wp.vec2(p[0] - finger[0], p[1] - finger[1])
 
 
 @wp.func
@@ -123,24 +152,16 @@ def _push_pose_distance(finger: wp.vec3, cube: wp.vec3, goals: wp.array2d[wp.flo
     return wp.sqrt(d * d - _PUSH_CONTACT * _PUSH_CONTACT) + _PUSH_CONTACT * (theta - visible)
 
 
-@wp.kernel(enable_backward=False)
-def _rewards(
-    body_world_start: wp.array[wp.int32],
-    body_q: wp.array[wp.transform],
-    goals: wp.array2d[wp.float32],
-    success: wp.array[wp.bool],
-    reward_terms: wp.array2d[wp.float32],
-):
-    w = wp.tid()
-    b0 = body_world_start[w]
-    finger = wp.transform_get_translation(body_q[b0 + FINGER_BODY])
-    cube = wp.transform_get_translation(body_q[b0 + CUBE_BODY])
-    reward_terms[0, w] = _push_pose_distance(finger, cube, goals, w)
-    reward_terms[1, w] = _cube_goal_distance(body_q, b0 + CUBE_BODY, goals, w)
-    bonus = float(0.0)
-    if success[w]:
-        bonus = 1.0
-    reward_terms[2, w] = bonus
+@term("path(finger_xy, push_pose) around the cube", source="ManiSkill PushCube-v1 reach reward (push pose)")
+def push_pose_path(s: Any, w: int) -> float:
+    """Length of the finger's shortest way to the push pose that stays out of the cube [m]."""
+    return _push_pose_distance(_position(s, w, FINGER_BODY), _position(s, w, CUBE_BODY), s.goals, w)
+
+
+@term("|cube_xy - goal|")
+def cube_goal_distance(s: Any, w: int) -> float:
+    """Planar distance of the cube's centre to the goal [m]."""
+    return _cube_goal_distance(s, w)
 
 
 class PushCubeEnv(PushScene):
@@ -188,22 +209,22 @@ class PushCubeEnv(PushScene):
 
     config_cls = PushCubeConfig
     config: PushCubeConfig
-    terminations = (TerminationTerm("goal_reached"),)
+    terminations = (TerminationTerm("goal_reached", goals.goal_reached),)
     rewards = (
-        RewardTerm("reach", weight="reach_weight", cost=True),
-        RewardTerm("push", weight="push_weight", cost=True),
-        RewardTerm("success", weight="success_bonus"),
+        RewardTerm("reach", push_pose_path, weight="reach_weight", cost=True),
+        RewardTerm("push", cube_goal_distance, weight="push_weight", cost=True),
+        RewardTerm("success", goals.success_bonus, weight="success_bonus"),
     )
     default_max_episode_steps = 250
     observations = (
-        ObservationBlock("finger_pos", 2, "finger position x, y", "m"),
-        ObservationBlock("finger_vel", 2, "finger velocity x, y", "m/s"),
-        ObservationBlock("cube_pos", 3, "cube position", "m"),
-        ObservationBlock("cube_quat", 4, "cube orientation quaternion (x, y, z, w)", "1"),
-        ObservationBlock("cube_vel", 3, "cube velocity", "m/s"),
-        ObservationBlock("goal", 2, "goal x, y", "m"),
-        ObservationBlock("cube_to_goal", 2, "cube minus goal, x and y", "m"),
-        ObservationBlock("finger_to_cube", 2, "cube minus finger, x and y", "m"),
+        ObservationBlock("finger_pos", 2, finger_pos, "finger position x, y", "m"),
+        ObservationBlock("finger_vel", 2, finger_vel, "finger velocity x, y", "m/s"),
+        ObservationBlock("cube_pos", 3, cube_pos, "cube position", "m"),
+        ObservationBlock("cube_quat", 4, cube_quat, "cube orientation quaternion (x, y, z, w)", "1"),
+        ObservationBlock("cube_vel", 3, cube_vel, "cube velocity", "m/s"),
+        ObservationBlock("goal", 2, goals.goal_xy, "goal x, y", "m"),
+        ObservationBlock("cube_to_goal", 2, cube_to_goal, "cube minus goal, x and y", "m"),
+        ObservationBlock("finger_to_cube", 2, finger_to_cube, "cube minus finger, x and y", "m"),
     )
     train_defaults: ClassVar[dict] = {
         "num_envs": 128,
@@ -220,12 +241,19 @@ class PushCubeEnv(PushScene):
 
     def goal_positions(self) -> np.ndarray:
         """Each world's goal on the ground, (num_envs, 1, 3) [m]."""
-        return goals_on_ground(self._goals)
+        return goals_on_ground(self.term_state.goals)
 
     def _setup_task(self) -> None:
-        self._goals = wp.zeros((self.num_envs, 2), dtype=wp.float32)
-        self._success = wp.zeros(self.num_envs, dtype=wp.bool)
-        self.task_info = {"success": wp.to_torch(self._success)}
+        state, bodies = PushCubeState(), self.state_0
+        state.body_world_start, state.body_q, state.body_qd = self.model.body_world_start, bodies.body_q, bodies.body_qd
+        state.goals = wp.zeros((self.num_envs, 2), dtype=wp.float32)
+        state.success = wp.zeros(self.num_envs, dtype=wp.bool)
+        state.success_radius = float(self.config.success_radius)
+        self.term_state = state
+        self.task_info = {"success": wp.to_torch(state.success)}
+
+    def _post_physics(self) -> None:
+        self.launch_per_world(_update_success, inputs=[self.term_state])
 
     def _reset_task(self, world_mask: wp.array) -> None:
         self.launch_per_world(
@@ -237,32 +265,7 @@ class PushCubeEnv(PushScene):
                 self.model.body_world_start,
                 self.state_0.body_q,
             ],
-            outputs=[self.rng_state, self._goals],
-        )
-
-    def _compute_observations(self, obs: wp.array) -> None:
-        s = self.state_0
-        self.launch_per_world(
-            _observe, inputs=[self.model.body_world_start, s.body_q, s.body_qd, self._goals], outputs=[obs]
-        )
-
-    def _compute_termination_terms(self, flags: wp.array) -> None:
-        self.launch_per_world(
-            _terminations,
-            inputs=[self.model.body_world_start, self.state_0.body_q, self._goals, float(self.config.success_radius)],
-            outputs=[self._success, flags],
-        )
-
-    def _compute_rewards(self, reward_terms: wp.array) -> None:
-        self.launch_per_world(
-            _rewards,
-            inputs=[
-                self.model.body_world_start,
-                self.state_0.body_q,
-                self._goals,
-                self._success,
-            ],
-            outputs=[reward_terms],
+            outputs=[self.rng_state, self.term_state.goals],
         )
 
 

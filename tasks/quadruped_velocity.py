@@ -6,21 +6,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
 import warp as wp
 from steel_envs.envs.quadruped import (
     BASE,
+    DEFAULT_POSE,
     FEET,
     JOINTS,
     LIMIT_RANGE,
-    ROOT_COORDS,
-    ROOT_DOFS,
     QuadrupedScene,
     QuadrupedSceneConfig,
 )
 from steel_envs.tasks import register_task
+from steel_envs.tasks.terms import legged
 
-from steel_envs.spec import EpisodeMetric
-from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
+from steel_envs.spec import EpisodeMetric, ObservationBlock, RewardTerm, TerminationTerm
 
 __all__ = ["QuadrupedVelocityConfig", "QuadrupedVelocityEnv", "QuadrupedVelocitySingleEnv"]
 
@@ -64,227 +64,6 @@ class QuadrupedVelocityConfig(QuadrupedSceneConfig):
             low, high = getattr(self, name)
             if not low <= high:
                 raise ValueError(f"{name}: expected (low, high) with low <= high, got {(low, high)}")
-
-
-@wp.func
-def _base_frame(body_q: wp.array[wp.transform], body_qd: wp.array[wp.spatial_vector], b: int):
-    """(linear velocity, angular velocity, gravity direction) in the base frame."""
-    rot = wp.transform_get_rotation(body_q[b])
-    v = body_qd[b]
-    lin = wp.quat_rotate_inv(rot, wp.spatial_top(v))
-    ang = wp.quat_rotate_inv(rot, wp.spatial_bottom(v))
-    gravity = wp.quat_rotate_inv(rot, wp.vec3(0.0, 0.0, -1.0))
-    return lin, ang, gravity
-
-
-@wp.kernel(enable_backward=False)
-def _resample_commands(
-    episode_length: wp.array[wp.int32],
-    force: wp.array[wp.bool],
-    interval: wp.int32,
-    vx: wp.vec2,
-    vy: wp.vec2,
-    yaw: wp.vec2,
-    rng_state: wp.array[wp.uint32],
-    commands: wp.array2d[wp.float32],
-):
-    w = wp.tid()
-    if not (force[w] or (episode_length[w] > 0 and episode_length[w] % interval == 0)):
-        return
-    rng = rng_state[w]
-    commands[w, 0] = vx[0] + (vx[1] - vx[0]) * wp.randf(rng)
-    commands[w, 1] = vy[0] + (vy[1] - vy[0]) * wp.randf(rng)
-    commands[w, 2] = yaw[0] + (yaw[1] - yaw[0]) * wp.randf(rng)
-    rng_state[w] = rng
-
-
-@wp.kernel(enable_backward=False)
-def _update_feet(
-    body_world_start: wp.array[wp.int32],
-    body_wrench: wp.array[wp.spatial_vector],
-    feet: wp.vec4i,
-    threshold: wp.float32,
-    dt: wp.float32,
-    air_time: wp.array2d[wp.float32],
-    first_contact_air: wp.array2d[wp.float32],
-    contact: wp.array2d[wp.bool],
-):
-    """Per foot: in contact now, and the air time that just ended at a touch-down (0 otherwise)."""
-    w = wp.tid()
-    for i in range(4):
-        f = wp.spatial_top(body_wrench[body_world_start[w] + feet[i]])
-        touching = wp.length(f) > threshold
-        first_contact_air[w, i] = 0.0
-        if touching:
-            if air_time[w, i] > 0.0:
-                first_contact_air[w, i] = air_time[w, i] + dt
-            air_time[w, i] = 0.0
-        else:
-            air_time[w, i] = air_time[w, i] + dt
-        contact[w, i] = touching
-
-
-@wp.kernel(enable_backward=False)
-def _observe_privileged(
-    body_world_start: wp.array[wp.int32],
-    body_q: wp.array[wp.transform],
-    friction_scale: wp.array[wp.float32],
-    mass_scale: wp.array[wp.float32],
-    out: wp.array2d[wp.float32],
-):
-    """The critic's privileged blocks: base height, the world's friction and mass factors."""
-    w = wp.tid()
-    out[w, 0] = wp.transform_get_translation(body_q[body_world_start[w] + BASE])[2]
-    out[w, 1] = friction_scale[w]
-    out[w, 2] = mass_scale[w]
-
-
-@wp.kernel(enable_backward=False)
-def _observe(
-    body_world_start: wp.array[wp.int32],
-    coord_world_start: wp.array[wp.int32],
-    dof_world_start: wp.array[wp.int32],
-    body_q: wp.array[wp.transform],
-    body_qd: wp.array[wp.spatial_vector],
-    joint_q: wp.array[wp.float32],
-    joint_qd: wp.array[wp.float32],
-    default_pose: wp.array[wp.float32],
-    commands: wp.array2d[wp.float32],
-    actions: wp.array2d[wp.float32],
-    body_wrench: wp.array[wp.spatial_vector],
-    feet: wp.vec4i,
-    obs: wp.array2d[wp.float32],
-):
-    w = wp.tid()
-    lin, ang, gravity = _base_frame(body_q, body_qd, body_world_start[w] + BASE)
-    for i in range(3):
-        obs[w, i] = lin[i]
-        obs[w, 3 + i] = ang[i]
-        obs[w, 6 + i] = gravity[i]
-        obs[w, 9 + i] = commands[w, i]
-    q0 = coord_world_start[w] + ROOT_COORDS
-    d0 = dof_world_start[w] + ROOT_DOFS
-    for j in range(12):
-        obs[w, 12 + j] = joint_q[q0 + j] - default_pose[j]
-        obs[w, 24 + j] = joint_qd[d0 + j]
-        obs[w, 36 + j] = actions[w, j]
-    for i in range(4):
-        obs[w, 48 + i] = wp.length(wp.spatial_top(body_wrench[body_world_start[w] + feet[i]]))
-
-
-@wp.kernel(enable_backward=False)
-def _terminations(
-    body_world_start: wp.array[wp.int32],
-    body_q: wp.array[wp.transform],
-    body_qd: wp.array[wp.spatial_vector],
-    body_wrench: wp.array[wp.spatial_vector],
-    threshold: wp.float32,
-    max_tilt_cos: wp.float32,
-    flags: wp.array2d[wp.bool],
-):
-    w = wp.tid()
-    b = body_world_start[w] + BASE
-    _lin, _ang, gravity = _base_frame(body_q, body_qd, b)
-    flags[0, w] = wp.length(wp.spatial_top(body_wrench[b])) > threshold
-    flags[1, w] = -gravity[2] < max_tilt_cos
-
-
-@wp.kernel(enable_backward=False)
-def _rewards(
-    body_world_start: wp.array[wp.int32],
-    coord_world_start: wp.array[wp.int32],
-    dof_world_start: wp.array[wp.int32],
-    body_q: wp.array[wp.transform],
-    body_qd: wp.array[wp.spatial_vector],
-    joint_q: wp.array[wp.float32],
-    joint_qd: wp.array[wp.float32],
-    joint_target_q: wp.array[wp.float32],  # coordinate layout, like joint_q
-    default_pose: wp.array[wp.float32],
-    commands: wp.array2d[wp.float32],
-    actions: wp.array2d[wp.float32],
-    last_actions: wp.array2d[wp.float32],
-    first_contact_air: wp.array2d[wp.float32],
-    stiffness: wp.float32,
-    damping: wp.float32,
-    effort_limit: wp.float32,
-    sigma: wp.float32,
-    margin: wp.float32,
-    air_target: wp.float32,
-    reward_terms: wp.array2d[wp.float32],
-):
-    w = wp.tid()
-    lin, ang, _gravity = _base_frame(body_q, body_qd, body_world_start[w] + BASE)
-    ex = commands[w, 0] - lin[0]
-    ey = commands[w, 1] - lin[1]
-    ez = commands[w, 2] - ang[2]
-    q0 = coord_world_start[w] + ROOT_COORDS
-    d0 = dof_world_start[w] + ROOT_DOFS
-    torque2 = float(0.0)
-    rate2 = float(0.0)
-    limit = float(0.0)
-    for j in range(12):
-        q = joint_q[q0 + j]
-        tau = wp.clamp(
-            stiffness * (joint_target_q[q0 + j] - q) - damping * joint_qd[d0 + j], -effort_limit, effort_limit
-        )
-        torque2 += tau * tau
-        da = actions[w, j] - last_actions[w, j]
-        rate2 += da * da
-        upper = default_pose[j] + LIMIT_RANGE - margin
-        lower = default_pose[j] - LIMIT_RANGE + margin
-        limit += wp.max(q - upper, 0.0) + wp.max(lower - q, 0.0)
-    air = float(0.0)
-    for i in range(4):
-        if first_contact_air[w, i] > 0.0:
-            air += first_contact_air[w, i] - air_target
-    moving = wp.sqrt(commands[w, 0] * commands[w, 0] + commands[w, 1] * commands[w, 1]) > 0.1
-    if not moving:
-        air = 0.0
-    reward_terms[0, w] = wp.exp(-(ex * ex + ey * ey) / sigma)
-    reward_terms[1, w] = wp.exp(-(ez * ez) / sigma)
-    reward_terms[2, w] = lin[2] * lin[2]
-    reward_terms[3, w] = ang[0] * ang[0] + ang[1] * ang[1]
-    reward_terms[4, w] = torque2
-    reward_terms[5, w] = rate2
-    reward_terms[6, w] = limit
-    reward_terms[7, w] = air
-
-
-@wp.kernel(enable_backward=False)
-def _tracking_sq_error(
-    body_world_start: wp.array[wp.int32],
-    body_q: wp.array[wp.transform],
-    body_qd: wp.array[wp.spatial_vector],
-    commands: wp.array2d[wp.float32],
-    values: wp.array2d[wp.float32],
-):
-    """Metric 0 (``tracking_error``, RMS over the episode): ``|cmd_xy - v_xy|^2``, base frame [(m/s)^2]."""
-    w = wp.tid()
-    lin, _ang, _gravity = _base_frame(body_q, body_qd, body_world_start[w] + BASE)
-    ex = commands[w, 0] - lin[0]
-    ey = commands[w, 1] - lin[1]
-    values[0, w] = ex * ex + ey * ey
-
-
-@wp.kernel(enable_backward=False)
-def _store_actions(actions: wp.array2d[wp.float32], last_actions: wp.array2d[wp.float32]):
-    w, j = wp.tid()
-    last_actions[w, j] = actions[w, j]
-
-
-@wp.kernel(enable_backward=False)
-def _reset_feet_and_actions(
-    world_mask: wp.array[wp.bool],
-    air_time: wp.array2d[wp.float32],
-    last_actions: wp.array2d[wp.float32],
-):
-    w = wp.tid()
-    if not world_mask[w]:
-        return
-    for i in range(4):
-        air_time[w, i] = 0.0
-    for j in range(12):
-        last_actions[w, j] = 0.0
 
 
 class QuadrupedVelocityEnv(QuadrupedScene):
@@ -339,17 +118,24 @@ class QuadrupedVelocityEnv(QuadrupedScene):
     config_cls = QuadrupedVelocityConfig
     config: QuadrupedVelocityConfig
     # Signed weights (a penalty's is negative), as legged_gym and mjlab write them.
-    rewards = tuple(
-        RewardTerm(name, weight=f"{name}_weight")
-        for name in (
-            "track_lin_vel", "track_ang_vel", "lin_vel_z", "ang_vel_xy", "torques", "action_rate", "joint_limits",
-            "feet_air_time",
-        )
-    )  # fmt: skip
-    terminations = (TerminationTerm("base_contact"), TerminationTerm("tilted"))
+    rewards = (
+        RewardTerm("track_lin_vel", legged.track_lin_vel_xy_exp, weight="track_lin_vel_weight"),
+        RewardTerm("track_ang_vel", legged.track_ang_vel_z_exp, weight="track_ang_vel_weight"),
+        RewardTerm("lin_vel_z", legged.lin_vel_z_l2, weight="lin_vel_z_weight"),
+        RewardTerm("ang_vel_xy", legged.ang_vel_xy_l2, weight="ang_vel_xy_weight"),
+        RewardTerm("torques", legged.joint_torques_l2, weight="torques_weight"),
+        RewardTerm("action_rate", legged.action_rate_l2, weight="action_rate_weight"),
+        RewardTerm("joint_limits", legged.joint_pos_limits, weight="joint_limits_weight"),
+        RewardTerm("feet_air_time", legged.feet_air_time, weight="feet_air_time_weight"),
+    )
+    terminations = (
+        TerminationTerm("base_contact", legged.illegal_contact),
+        TerminationTerm("tilted", legged.bad_orientation),
+    )
     metrics = (
         EpisodeMetric(
             "tracking_error",
+            legged.lin_vel_xy_sq_error,
             "rms",
             "m/s",
             "RMS over the episode of the planar base velocity's error against the command",
@@ -374,47 +160,69 @@ class QuadrupedVelocityEnv(QuadrupedScene):
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
 
     privileged_observations = (
-        ObservationBlock("base_height", 1, "base height above the ground", "m"),
+        ObservationBlock("base_height", 1, legged.base_height, "base height above the ground", "m"),
         ObservationBlock(
             "friction_scale",
             1,
+            legged.friction_scale,
             "the world's friction factor (``set_world_parameters``, ``randomize_friction_scale``)",
             "1",
         ),
         ObservationBlock(
-            "mass_scale", 1, "the world's mass factor (``set_world_parameters``, ``randomize_mass_scale``)", "1"
+            "mass_scale",
+            1,
+            legged.mass_scale,
+            "the world's mass factor (``set_world_parameters``, ``randomize_mass_scale``)",
+            "1",
+        ),
+    )
+    observations = (
+        ObservationBlock("base_lin_vel", 3, legged.base_lin_vel, "base linear velocity, base frame", "m/s"),
+        ObservationBlock("base_ang_vel", 3, legged.base_ang_vel, "base angular velocity, base frame", "rad/s"),
+        ObservationBlock("projected_gravity", 3, legged.projected_gravity, "gravity direction in the base frame", "1"),
+        ObservationBlock("command", 3, legged.velocity_command, "command (vx, vy, yaw rate)", "m/s, rad/s"),
+        ObservationBlock("joint_pos", len(JOINTS), legged.joint_pos_rel, "joint angles minus the standing pose", "rad"),
+        ObservationBlock("joint_vel", len(JOINTS), legged.joint_vel, "joint velocities", "rad/s"),
+        ObservationBlock(
+            "last_action", len(JOINTS), legged.last_action, "the last applied actions (0 after a reset)", "1"
+        ),
+        ObservationBlock(
+            "foot_contact_force",
+            len(FEET),
+            legged.foot_contact_force,
+            "foot contact force magnitudes (Steel's ``contact_f``)",
+            "N",
         ),
     )
 
-    def observation_blocks(self) -> tuple[ObservationBlock, ...]:
-        joints = len(JOINTS)
-        return (
-            ObservationBlock("base_lin_vel", 3, "base linear velocity, base frame", "m/s"),
-            ObservationBlock("base_ang_vel", 3, "base angular velocity, base frame", "rad/s"),
-            ObservationBlock("projected_gravity", 3, "gravity direction in the base frame", "1"),
-            ObservationBlock("command", 3, "command (vx, vy, yaw rate)", "m/s, rad/s"),
-            ObservationBlock("joint_pos", joints, "joint angles minus the standing pose", "rad"),
-            ObservationBlock("joint_vel", joints, "joint velocities", "rad/s"),
-            ObservationBlock("last_action", joints, "the last applied actions (0 after a reset)", "1"),
-            ObservationBlock(
-                "foot_contact_force", len(FEET), "foot contact force magnitudes (Steel's ``contact_f``)", "N"
-            ),
-        )
-
     def _setup_task(self) -> None:
-        n = self.num_envs
+        n, c = self.num_envs, self.config
+        joints = np.ones(len(JOINTS), np.float32)
         self._commands = wp.zeros((n, 3), dtype=wp.float32)
         self._last_actions = wp.zeros((n, self.action_dim), dtype=wp.float32)
-        self._air_time = wp.zeros((n, 4), dtype=wp.float32)
-        self._first_contact_air = wp.zeros((n, 4), dtype=wp.float32)
-        self._foot_contact = wp.zeros((n, 4), dtype=wp.bool)
+        self._air_time = wp.zeros((n, len(FEET)), dtype=wp.float32)
         self._no_force = wp.zeros(n, dtype=wp.bool)
-        self._feet = wp.vec4i(*FEET)
+        self.term_state = legged.make_legged_state(
+            self,
+            base=BASE,
+            feet=FEET,
+            default_joint_pos=DEFAULT_POSE,
+            # The scene's limits, DEFAULT_POSE +- LIMIT_RANGE [rad], in float32 as the model holds them.
+            joint_pos_lower=DEFAULT_POSE - np.float32(LIMIT_RANGE),
+            joint_pos_upper=DEFAULT_POSE + np.float32(LIMIT_RANGE),
+            stiffness=c.stiffness * joints,
+            damping=c.damping * joints,
+            effort_limit=c.effort_limit * joints,
+            commands=self._commands,
+            last_actions=self._last_actions,
+            feet_air_time=self._air_time,
+            feet_first_contact_air=wp.zeros((n, len(FEET)), dtype=wp.float32),
+        )
 
     def _resample(self, force: wp.array) -> None:
         c = self.config
         self.launch_per_world(
-            _resample_commands,
+            legged.resample_velocity_commands,
             inputs=[
                 self.episode_steps,
                 force,
@@ -430,109 +238,22 @@ class QuadrupedVelocityEnv(QuadrupedScene):
         self._resample(self._no_force)
 
     def _post_physics(self) -> None:
-        self.launch_per_world(
-            _update_feet,
-            inputs=[
-                self.model.body_world_start,
-                self.body_contact_wrench,
-                self._feet,
-                float(self.config.contact_force_threshold),
-                float(self.control_dt),
-            ],
-            outputs=[self._air_time, self._first_contact_air, self._foot_contact],
-        )
+        self.launch_per_world(legged.update_feet_air_time, inputs=[self.term_state, float(self.control_dt)])
 
-    def _reset_task(self, world_mask: wp.array) -> None:
-        self.launch_per_world(
-            _reset_feet_and_actions, inputs=[world_mask], outputs=[self._air_time, self._last_actions]
-        )
-        self._resample(world_mask)
-
-    def _compute_privileged_observations(self, out: wp.array) -> None:
-        r = self.randomizer
-        self.launch_per_world(
-            _observe_privileged,
-            inputs=[self.model.body_world_start, self.state_0.body_q, r.friction_scale, r.mass_scale],
-            outputs=[out],
-        )
-
-    def _compute_observations(self, obs: wp.array) -> None:
-        m, s = self.model, self.state_0
-        self.launch_per_world(
-            _observe,
-            inputs=[
-                m.body_world_start,
-                m.joint_coord_world_start,
-                m.joint_dof_world_start,
-                s.body_q,
-                s.body_qd,
-                s.joint_q,
-                s.joint_qd,
-                self._default_pose,
-                self._commands,
-                self.actions,  # the action just applied: zero after a reset
-                self.body_contact_wrench,
-                self._feet,
-            ],
-            outputs=[obs],
-        )
-
-    def _compute_termination_terms(self, flags: wp.array) -> None:
-        s = self.state_0
-        self.launch_per_world(
-            _terminations,
-            inputs=[
-                self.model.body_world_start,
-                s.body_q,
-                s.body_qd,
-                self.body_contact_wrench,
-                float(self.config.contact_force_threshold),
-                float(self.config.max_tilt_cos),
-            ],
-            outputs=[flags],
-        )
-
-    def _compute_metrics(self, values: wp.array) -> None:
-        m, s = self.model, self.state_0
-        self.launch_per_world(
-            _tracking_sq_error, inputs=[m.body_world_start, s.body_q, s.body_qd, self._commands], outputs=[values]
-        )
-
-    def _compute_rewards(self, reward_terms: wp.array) -> None:
-        m, s, c = self.model, self.state_0, self.config
-        self.launch_per_world(
-            _rewards,
-            inputs=[
-                m.body_world_start,
-                m.joint_coord_world_start,
-                m.joint_dof_world_start,
-                s.body_q,
-                s.body_qd,
-                s.joint_q,
-                s.joint_qd,
-                self.control.joint_target_q,
-                self._default_pose,
-                self._commands,
-                self.actions,
-                self._last_actions,
-                self._first_contact_air,
-                float(c.stiffness),
-                float(c.damping),
-                float(c.effort_limit),
-                float(c.tracking_sigma),
-                float(c.joint_limit_margin),
-                float(c.feet_air_time_target),
-            ],
-            outputs=[reward_terms],
-        )
-        # The action rate of the next step compares against this step's action.
+    def _post_rewards(self) -> None:
         wp.launch(
-            _store_actions,
+            legged.store_last_actions,
             (self.num_envs, self.action_dim),
             inputs=[self.actions],
             outputs=[self._last_actions],
             device=self.wp_device,
         )
+
+    def _reset_task(self, world_mask: wp.array) -> None:
+        self.launch_per_world(
+            legged.reset_feet_and_actions, inputs=[world_mask], outputs=[self._air_time, self._last_actions]
+        )
+        self._resample(world_mask)
 
 
 QuadrupedVelocitySingleEnv = register_task("steel_envs/QuadrupedVelocity-v0", QuadrupedVelocityEnv)

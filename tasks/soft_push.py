@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 import warp as wp
 from steel_envs.envs.soft import PARTICLE_RADIUS, PUSHER_HALF, SoftScene, SoftSceneConfig
 from steel_envs.tasks import register_task
-from steel_envs.tasks.goals import PushGoalConfig, draw_goal, goals_on_ground
+from steel_envs.tasks.terms import goals
+from steel_envs.tasks.terms.goals import PushGoalConfig, draw_goal, goals_on_ground, planar_distance
 
-from steel_envs.vector_env import ObservationBlock, RewardTerm, TerminationTerm
+from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm, term
 
 __all__ = ["SoftPushConfig", "SoftPushEnv", "SoftPushSingleEnv", "green_strain_norm", "scripted_policy"]
 
@@ -45,6 +46,28 @@ def green_strain_norm(x0: wp.vec3, x1: wp.vec3, x2: wp.vec3, x3: wp.vec3, rest_i
     return wp.sqrt(wp.ddot(e, e))
 
 
+@wp.struct
+class SoftPushState:
+    """What SoftPush's terms read: the block's particles and tetrahedra, the pusher's body, each world's goal and
+    success flag, the strain threshold and the success radius."""
+
+    particle_world_start: wp.array[wp.int32]
+    particle_q: wp.array[wp.vec3]
+    particle_qd: wp.array[wp.vec3]
+    body_world_start: wp.array[wp.int32]
+    body_q: wp.array[wp.transform]
+    body_qd: wp.array[wp.spatial_vector]
+    tet_indices: wp.array2d[wp.int32]
+    tet_poses: wp.array[wp.mat33]
+    tets_per_world: wp.int32
+    corners: wp.array[wp.int32]
+    """Particle indices within a world of the block's 8 corners."""
+    goals: wp.array2d[wp.float32]
+    success: wp.array[wp.bool]
+    strain_threshold: wp.float32
+    success_radius: wp.float32
+
+
 @wp.func
 def _block_com(particle_world_start: wp.array[wp.int32], particle_q: wp.array[wp.vec3], w: int) -> wp.vec3:
     """Centre of mass of the block of world ``w`` (particles of equal mass in a regular grid: their mean)."""
@@ -57,8 +80,13 @@ def _block_com(particle_world_start: wp.array[wp.int32], particle_q: wp.array[wp
 
 
 @wp.func
-def _planar_distance(a: wp.vec3, x: float, y: float) -> float:
-    return wp.sqrt((a[0] - x) * (a[0] - x) + (a[1] - y) * (a[1] - y))
+def _com(s: Any, w: int) -> wp.vec3:
+    return _block_com(s.particle_world_start, s.particle_q, w)
+
+
+@wp.func
+def _pusher(s: Any, w: int) -> wp.vec3:
+    return wp.transform_get_translation(s.body_q[s.body_world_start[w] + PUSHER_BODY])
 
 
 @wp.kernel(enable_backward=False)
@@ -80,95 +108,84 @@ def _draw_goals(
 
 
 @wp.kernel(enable_backward=False)
-def _observe(
-    particle_world_start: wp.array[wp.int32],
-    particle_q: wp.array[wp.vec3],
-    particle_qd: wp.array[wp.vec3],
-    body_world_start: wp.array[wp.int32],
-    body_q: wp.array[wp.transform],
-    body_qd: wp.array[wp.spatial_vector],
-    corners: wp.array[wp.int32],
-    goals: wp.array2d[wp.float32],
-    obs: wp.array2d[wp.float32],
-):
+def _update_success(s: SoftPushState):
+    """After the physics: the block's centre of mass is within the success radius of its goal."""
     w = wp.tid()
-    start = particle_world_start[w]
-    count = particle_world_start[w + 1] - start
-    com = _block_com(particle_world_start, particle_q, w)
+    s.success[w] = planar_distance(_com(s, w), s.goals[w, 0], s.goals[w, 1]) < s.success_radius
+
+
+@term("(x, y)_pusher")
+def pusher_pos(s: Any, w: int) -> wp.vec2:
+    """Pusher position x, y [m]."""
+    p = _pusher(s, w)
+    return wp.vec2(p[0], p[1])
+
+
+@term("(vx, vy)_pusher")
+def pusher_vel(s: Any, w: int) -> wp.vec2:
+    """Pusher velocity x, y [m/s]."""
+    v = wp.spatial_top(s.body_qd[s.body_world_start[w] + PUSHER_BODY])
+    return wp.vec2(v[0], v[1])
+
+
+@term("mean_i p_i")
+def block_com(s: Any, w: int) -> wp.vec3:
+    """The block's centre of mass [m]."""
+    return _com(s, w)
+
+
+@term("mean_i v_i")
+def block_vel(s: Any, w: int) -> wp.vec3:
+    """The block's mean particle velocity [m/s]."""
+    start = s.particle_world_start[w]
+    count = s.particle_world_start[w + 1] - start
     v = wp.vec3(0.0, 0.0, 0.0)
     for i in range(count):
-        v += particle_qd[start + i]
-    v = v / float(count)
-    b = body_world_start[w] + PUSHER_BODY
-    pusher = wp.transform_get_translation(body_q[b])
-    pusher_v = wp.spatial_top(body_qd[b])
-    obs[w, 0] = pusher[0]
-    obs[w, 1] = pusher[1]
-    obs[w, 2] = pusher_v[0]
-    obs[w, 3] = pusher_v[1]
-    for k in range(3):
-        obs[w, 4 + k] = com[k]
-        obs[w, 7 + k] = v[k]
-    obs[w, 10] = goals[w, 0]
-    obs[w, 11] = goals[w, 1]
-    obs[w, 12] = com[0] - goals[w, 0]
-    obs[w, 13] = com[1] - goals[w, 1]
-    for c in range(corners.shape[0]):
-        p = particle_q[start + corners[c]] - com
-        for k in range(3):
-            obs[w, 14 + 3 * c + k] = p[k]
+        v += s.particle_qd[start + i]
+    return v / float(count)
 
 
-@wp.kernel(enable_backward=False)
-def _terminations(
-    particle_world_start: wp.array[wp.int32],
-    particle_q: wp.array[wp.vec3],
-    goals: wp.array2d[wp.float32],
-    radius: wp.float32,
-    success: wp.array[wp.bool],
-    flags: wp.array2d[wp.bool],
-):
-    w = wp.tid()
-    com = _block_com(particle_world_start, particle_q, w)
-    done = _planar_distance(com, goals[w, 0], goals[w, 1]) < radius
-    success[w] = done
-    flags[0, w] = done
+@term("(x, y)_com - (x, y)_goal")
+def block_to_goal(s: Any, w: int) -> wp.vec2:
+    """Block centre minus goal, x and y [m]."""
+    com = _com(s, w)
+    return wp.vec2(com[0] - s.goals[w, 0], com[1] - s.goals[w, 1])
 
 
-@wp.kernel(enable_backward=False)
-def _rewards(
-    particle_world_start: wp.array[wp.int32],
-    particle_q: wp.array[wp.vec3],
-    body_world_start: wp.array[wp.int32],
-    body_q: wp.array[wp.transform],
-    tet_indices: wp.array2d[wp.int32],
-    tet_poses: wp.array[wp.mat33],
-    tets_per_world: wp.int32,
-    goals: wp.array2d[wp.float32],
-    success: wp.array[wp.bool],
-    strain_threshold: wp.float32,
-    reward_terms: wp.array2d[wp.float32],
-):
-    w = wp.tid()
-    com = _block_com(particle_world_start, particle_q, w)
-    pusher = wp.transform_get_translation(body_q[body_world_start[w] + PUSHER_BODY])
-    reward_terms[0, w] = _planar_distance(pusher, com[0], com[1])
-    reward_terms[1, w] = _planar_distance(com, goals[w, 0], goals[w, 1])
+@term("p_corner - p_com")
+def block_corners(s: Any, w: int, i: int) -> float:
+    """Entry ``i % 3`` of corner ``i // 3``'s position relative to the centre of mass [m]."""
+    p = s.particle_q[s.particle_world_start[w] + s.corners[i // 3]] - _com(s, w)
+    return p[i % 3]
+
+
+@term("|pusher_xy - com_xy|")
+def pusher_block_distance(s: Any, w: int) -> float:
+    """Planar distance of the pusher to the block's centre of mass [m]."""
+    com = _com(s, w)
+    return planar_distance(_pusher(s, w), com[0], com[1])
+
+
+@term("|com_xy - goal|")
+def block_goal_distance(s: Any, w: int) -> float:
+    """Planar distance of the block's centre of mass to the goal [m]."""
+    return planar_distance(_com(s, w), s.goals[w, 0], s.goals[w, 1])
+
+
+@term("mean_t max(0, |E_t|_F - e_max), E = (F^T F - I) / 2")
+def excess_strain(s: Any, w: int) -> float:
+    """Mean over the block's tetrahedra of the Green-Lagrange strain norm above ``strain_threshold`` [1]."""
     excess = float(0.0)
-    for t in range(w * tets_per_world, (w + 1) * tets_per_world):
+    for t in range(w * s.tets_per_world, (w + 1) * s.tets_per_world):
         e = green_strain_norm(
-            particle_q[tet_indices[t, 0]],
-            particle_q[tet_indices[t, 1]],
-            particle_q[tet_indices[t, 2]],
-            particle_q[tet_indices[t, 3]],
-            tet_poses[t],
+            s.particle_q[s.tet_indices[t, 0]],
+            s.particle_q[s.tet_indices[t, 1]],
+            s.particle_q[s.tet_indices[t, 2]],
+            s.particle_q[s.tet_indices[t, 3]],
+            s.tet_poses[t],
         )
-        excess += wp.max(e - strain_threshold, 0.0)
-    reward_terms[2, w] = excess / float(tets_per_world)
-    bonus = float(0.0)
-    if success[w]:
-        bonus = 1.0
-    reward_terms[3, w] = bonus
+        excess += wp.max(e - s.strain_threshold, 0.0)
+    return excess / float(s.tets_per_world)
 
 
 class SoftPushEnv(SoftScene):
@@ -216,22 +233,24 @@ class SoftPushEnv(SoftScene):
 
     config_cls = SoftPushConfig
     config: SoftPushConfig
-    terminations = (TerminationTerm("goal_reached"),)
+    terminations = (TerminationTerm("goal_reached", goals.goal_reached),)
     rewards = (
-        RewardTerm("reach", weight="reach_weight", cost=True),
-        RewardTerm("push", weight="push_weight", cost=True),
-        RewardTerm("strain", weight="strain_weight", cost=True),
-        RewardTerm("success", weight="success_bonus"),
+        RewardTerm("reach", pusher_block_distance, weight="reach_weight", cost=True),
+        RewardTerm("push", block_goal_distance, weight="push_weight", cost=True),
+        RewardTerm("strain", excess_strain, weight="strain_weight", cost=True),
+        RewardTerm("success", goals.success_bonus, weight="success_bonus"),
     )
     default_max_episode_steps = 200
     observations = (
-        ObservationBlock("pusher_pos", 2, "pusher position x, y", "m"),
-        ObservationBlock("pusher_vel", 2, "pusher velocity x, y", "m/s"),
-        ObservationBlock("block_com", 3, "block centre of mass", "m"),
-        ObservationBlock("block_vel", 3, "block mean velocity", "m/s"),
-        ObservationBlock("goal", 2, "goal x, y", "m"),
-        ObservationBlock("block_to_goal", 2, "block centre minus goal, x and y", "m"),
-        ObservationBlock("block_corners", 24, "the block's 8 corner particles relative to its centre of mass", "m"),
+        ObservationBlock("pusher_pos", 2, pusher_pos, "pusher position x, y", "m"),
+        ObservationBlock("pusher_vel", 2, pusher_vel, "pusher velocity x, y", "m/s"),
+        ObservationBlock("block_com", 3, block_com, "block centre of mass", "m"),
+        ObservationBlock("block_vel", 3, block_vel, "block mean velocity", "m/s"),
+        ObservationBlock("goal", 2, goals.goal_xy, "goal x, y", "m"),
+        ObservationBlock("block_to_goal", 2, block_to_goal, "block centre minus goal, x and y", "m"),
+        ObservationBlock(
+            "block_corners", 24, block_corners, "the block's 8 corner particles relative to its centre of mass", "m"
+        ),
     )
     train_defaults: ClassVar[dict] = {"num_envs": 64, "num_steps_per_env": 32, "max_iterations": 300}
     """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
@@ -245,16 +264,30 @@ class SoftPushEnv(SoftScene):
 
     def goal_positions(self) -> np.ndarray:
         """Each world's goal on the ground, (num_envs, 1, 3) [m]."""
-        return goals_on_ground(self._goals)
+        return goals_on_ground(self.term_state.goals)
 
     def _setup_task(self) -> None:
-        if self.model.tet_count % self.num_envs:
+        m, s, c = self.model, self.state_0, self.config
+        if m.tet_count % self.num_envs:
             raise RuntimeError(f"{type(self).__name__}: scenes must not add global tetrahedra")
-        self._tets_per_world = self.model.tet_count // self.num_envs
-        self._corners = wp.array(np.asarray(self.block_corners, np.int32), dtype=wp.int32)
-        self._goals = wp.zeros((self.num_envs, 2), dtype=wp.float32)
-        self._success = wp.zeros(self.num_envs, dtype=wp.bool)
-        self.task_info = {"success": wp.to_torch(self._success)}
+        state = SoftPushState()
+        state.particle_world_start, state.particle_q, state.particle_qd = (
+            m.particle_world_start,
+            s.particle_q,
+            s.particle_qd,
+        )
+        state.body_world_start, state.body_q, state.body_qd = m.body_world_start, s.body_q, s.body_qd
+        state.tet_indices, state.tet_poses = m.tet_indices, m.tet_poses
+        state.tets_per_world = m.tet_count // self.num_envs
+        state.corners = wp.array(np.asarray(self.block_corners, np.int32), dtype=wp.int32)
+        state.goals = wp.zeros((self.num_envs, 2), dtype=wp.float32)
+        state.success = wp.zeros(self.num_envs, dtype=wp.bool)
+        state.strain_threshold, state.success_radius = float(c.strain_threshold), float(c.success_radius)
+        self.term_state = state
+        self.task_info = {"success": wp.to_torch(state.success)}
+
+    def _post_physics(self) -> None:
+        self.launch_per_world(_update_success, inputs=[self.term_state])
 
     def _reset_task(self, world_mask: wp.array) -> None:
         self.launch_per_world(
@@ -266,55 +299,7 @@ class SoftPushEnv(SoftScene):
                 self.model.particle_world_start,
                 self.state_0.particle_q,
             ],
-            outputs=[self.rng_state, self._goals],
-        )
-
-    def _compute_observations(self, obs: wp.array) -> None:
-        m, s = self.model, self.state_0
-        self.launch_per_world(
-            _observe,
-            inputs=[
-                m.particle_world_start,
-                s.particle_q,
-                s.particle_qd,
-                m.body_world_start,
-                s.body_q,
-                s.body_qd,
-                self._corners,
-                self._goals,
-            ],
-            outputs=[obs],
-        )
-
-    def _compute_termination_terms(self, flags: wp.array) -> None:
-        self.launch_per_world(
-            _terminations,
-            inputs=[
-                self.model.particle_world_start,
-                self.state_0.particle_q,
-                self._goals,
-                float(self.config.success_radius),
-            ],
-            outputs=[self._success, flags],
-        )
-
-    def _compute_rewards(self, reward_terms: wp.array) -> None:
-        c, m = self.config, self.model
-        self.launch_per_world(
-            _rewards,
-            inputs=[
-                m.particle_world_start,
-                self.state_0.particle_q,
-                m.body_world_start,
-                self.state_0.body_q,
-                m.tet_indices,
-                m.tet_poses,
-                self._tets_per_world,
-                self._goals,
-                self._success,
-                float(c.strain_threshold),
-            ],
-            outputs=[reward_terms],
+            outputs=[self.rng_state, self.term_state.goals],
         )
 
 

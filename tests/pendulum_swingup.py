@@ -6,11 +6,13 @@ Registered by importing this module (``tests/conftest.py`` does); nothing in the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import warp as wp
 from pendulum_scene import PendulumScene, PendulumSceneConfig
 
-from steel_envs import ObservationBlock, RewardTerm, kernels, register_task
+from steel_envs import ObservationBlock, RewardTerm, register_task
+from steel_envs.spec import term
 
 
 @dataclass(kw_only=True)
@@ -26,39 +28,53 @@ class PendulumSwingupConfig(PendulumSceneConfig):
         self.require_nonnegative("angle_cost_weight", "velocity_cost_weight", "torque_cost_weight")
 
 
-@wp.kernel(enable_backward=False)
-def _observe(
-    coord_world_start: wp.array[wp.int32],
-    dof_world_start: wp.array[wp.int32],
-    joint_q: wp.array[wp.float32],
-    joint_qd: wp.array[wp.float32],
-    obs: wp.array2d[wp.float32],
-):
-    w = wp.tid()
-    theta = joint_q[coord_world_start[w]]
-    obs[w, 0] = wp.cos(theta)
-    obs[w, 1] = wp.sin(theta)
-    obs[w, 2] = joint_qd[dof_world_start[w]]
+@wp.struct
+class PendulumState:
+    coord_world_start: wp.array[wp.int32]
+    dof_world_start: wp.array[wp.int32]
+    joint_q: wp.array[wp.float32]
+    joint_qd: wp.array[wp.float32]
+    actions: wp.array2d[wp.float32]
+    max_torque: wp.float32
 
 
-@wp.kernel(enable_backward=False)
-def _rewards(
-    coord_world_start: wp.array[wp.int32],
-    dof_world_start: wp.array[wp.int32],
-    joint_q: wp.array[wp.float32],
-    joint_qd: wp.array[wp.float32],
-    actions: wp.array2d[wp.float32],
-    max_torque: wp.float32,
-    reward_terms: wp.array2d[wp.float32],
-):
-    w = wp.tid()
-    q = joint_q[coord_world_start[w]]
+@wp.func
+def _theta(s: Any, w: int) -> float:
+    return s.joint_q[s.coord_world_start[w]]
+
+
+@term("cos(theta)")
+def cos_theta(s: Any, w: int) -> float:
+    return wp.cos(_theta(s, w))
+
+
+@term("sin(theta)")
+def sin_theta(s: Any, w: int) -> float:
+    return wp.sin(_theta(s, w))
+
+
+@term("theta_dot")
+def theta_dot(s: Any, w: int) -> float:
+    return s.joint_qd[s.dof_world_start[w]]
+
+
+@term("wrap(theta)^2", source="Gymnasium Pendulum-v1")
+def angle_sq(s: Any, w: int) -> float:
+    q = _theta(s, w)
     theta = wp.atan2(wp.sin(q), wp.cos(q))
-    qd = joint_qd[dof_world_start[w]]
-    u = actions[w, 0] * max_torque
-    reward_terms[0, w] = theta * theta
-    reward_terms[1, w] = qd * qd
-    reward_terms[2, w] = u * u
+    return theta * theta
+
+
+@term("theta_dot^2", source="Gymnasium Pendulum-v1")
+def velocity_sq(s: Any, w: int) -> float:
+    qd = s.joint_qd[s.dof_world_start[w]]
+    return qd * qd
+
+
+@term("u^2", source="Gymnasium Pendulum-v1")
+def torque_sq(s: Any, w: int) -> float:
+    u = s.actions[w, 0] * s.max_torque
+    return u * u
 
 
 class PendulumSwingupEnv(PendulumScene):
@@ -88,42 +104,24 @@ class PendulumSwingupEnv(PendulumScene):
     config_cls = PendulumSwingupConfig
     config: PendulumSwingupConfig
     rewards = (
-        RewardTerm("angle", weight="angle_cost_weight", cost=True),
-        RewardTerm("velocity", weight="velocity_cost_weight", cost=True),
-        RewardTerm("torque", weight="torque_cost_weight", cost=True),
+        RewardTerm("angle", angle_sq, weight="angle_cost_weight", cost=True),
+        RewardTerm("velocity", velocity_sq, weight="velocity_cost_weight", cost=True),
+        RewardTerm("torque", torque_sq, weight="torque_cost_weight", cost=True),
     )
     default_max_episode_steps = 200
     observations = (
-        ObservationBlock("cos", 1, "cosine of the angle from upright", "1"),
-        ObservationBlock("sin", 1, "sine of the angle from upright", "1"),
-        ObservationBlock("ang_vel", 1, "angular velocity", "rad/s"),
+        ObservationBlock("cos", 1, cos_theta, "cosine of the angle from upright", "1"),
+        ObservationBlock("sin", 1, sin_theta, "sine of the angle from upright", "1"),
+        ObservationBlock("ang_vel", 1, theta_dot, "angular velocity", "rad/s"),
     )
 
-    def _compute_observations(self, obs: wp.array) -> None:
-        m = self.model
-        self.launch_per_world(
-            _observe,
-            inputs=[m.joint_coord_world_start, m.joint_dof_world_start, self.state_0.joint_q, self.state_0.joint_qd],
-            outputs=[obs],
-        )
-
-    def _compute_terminations(self, terminated: wp.array, truncated: wp.array) -> None:
-        self.launch_per_world(kernels.no_task_terminations, inputs=[], outputs=[terminated, truncated])
-
-    def _compute_rewards(self, reward_terms: wp.array) -> None:
-        m, c = self.model, self.config
-        self.launch_per_world(
-            _rewards,
-            inputs=[
-                m.joint_coord_world_start,
-                m.joint_dof_world_start,
-                self.state_0.joint_q,
-                self.state_0.joint_qd,
-                self.actions,
-                float(c.max_torque),
-            ],
-            outputs=[reward_terms],
-        )
+    def _setup_task(self) -> None:
+        m, s = self.model, self.state_0
+        state = PendulumState()
+        state.coord_world_start, state.dof_world_start = m.joint_coord_world_start, m.joint_dof_world_start
+        state.joint_q, state.joint_qd, state.actions = s.joint_q, s.joint_qd, self.actions
+        state.max_torque = float(self.config.max_torque)
+        self.term_state = state
 
 
 PendulumSwingupSingleEnv = register_task("steel_envs_test/PendulumSwingup-v0", PendulumSwingupEnv)

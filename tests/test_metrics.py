@@ -3,11 +3,10 @@ figure computed from the observations, independently of the metric's kernel."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 import torch
+from steel_envs.tasks.terms import locomotion
 
 import steel_envs
 from steel_envs import EpisodeMetric
@@ -84,11 +83,11 @@ def test_a_metric_must_not_shadow_another_episode_key() -> None:
     ant = steel_envs.task_class("steel_envs/AntRun-v0")
     for name in ("r", "reward_forward", "unhealthy", "penetration"):
         with pytest.raises(TypeError, match="metrics"):  # checked at the subclass's definition
-            type("Clash", (ant,), {"metrics": (EpisodeMetric(name, "sum", "m", "x"),)})
+            type("Clash", (ant,), {"metrics": (EpisodeMetric(name, locomotion.torso_x_displacement, "sum", "m", "x"),)})
     with pytest.raises(ValueError, match="aggregate"):
-        EpisodeMetric("distance", "median", "m", "x")
+        EpisodeMetric("distance", locomotion.torso_x_displacement, "median", "m", "x")
     assert [m.name for m in ant.metrics] == ["distance_x"]
-    assert dataclasses.asdict(ant.metrics[0])["aggregate"] == "sum"
+    assert ant.metrics[0].aggregate == "sum"
 
 
 def test_rsl_rl_log_reports_each_ended_episode_metric() -> None:

@@ -100,13 +100,13 @@ def test_swingup_reward_matches_dm_control_tolerances_by_hand():
     env.state_0.joint_q.assign(np.array([2.0, np.pi / 2], np.float32))
     env.state_0.joint_qd.zero_()
     env.actions.fill_(1.0)
-    env._compute_rewards(env.stats.reward_terms)
+    env.terms.rewards(env.stats.reward_terms)
     assert env.stats.reward_terms.numpy()[0, 0] == pytest.approx(0.5 * 0.55 * 0.8, rel=1e-5)
     # Hanging at rest the reward is 0; upright and centred at rest it is 1.
     for angle, expected in ((np.pi, 0.0), (0.0, 1.0)):
         env.state_0.joint_q.assign(np.array([0.0, angle], np.float32))
         env.actions.zero_()
-        env._compute_rewards(env.stats.reward_terms)
+        env.terms.rewards(env.stats.reward_terms)
         assert env.stats.reward_terms.numpy()[0, 0] == pytest.approx(expected, abs=1e-6)
 
 
@@ -197,7 +197,7 @@ def test_push_finger_moves_the_cube_it_runs_into():
     assert obs[0, 2].item() == pytest.approx(0.5, rel=1e-3)
     assert obs[0, 4].item() == pytest.approx(cube_x0, abs=1e-4), "untouched cube rests"
     assert obs[0, 6].item() == pytest.approx(0.05, abs=2e-3), "on the ground at its half-size"
-    env._goals.assign(np.array([[0.6, 0.0]], np.float32))  # the goal ahead of the cube
+    env.term_state.goals.assign(np.array([[0.6, 0.0]], np.float32))  # the goal ahead of the cube
     distance = abs(0.6 - obs[0, 4].item())
     for _ in range(30):  # 1.2 s more: contact at ~0.42 m of finger travel
         obs = env.step(torch.tensor([[1.0, 0.0]]))[0]

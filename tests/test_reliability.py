@@ -83,9 +83,9 @@ def test_first_observation_after_a_reset_equals_a_fresh_world(env_id, how):
             break
     assert reset_obs is not None, "the world was reset"
     fresh = _fresh_world_like(env_id, world_state(env, w), **_SHORT.get(env_id, _SHORT_DEFAULT)[1])
-    for name in ("_commands", "_goals"):  # task state drawn at the reset: the fresh world gets the same
-        if hasattr(env, name):
-            getattr(fresh, name).assign(getattr(env, name).numpy()[w : w + 1])
+    for name in ("commands", "goals"):  # task state drawn at the reset: the fresh world gets the same
+        if hasattr(env.term_state, name):
+            getattr(fresh.term_state, name).assign(getattr(env.term_state, name).numpy()[w : w + 1])
             fresh._observe()
     assert fresh._obs_t[0].numpy().tobytes() == reset_obs.numpy().tobytes()
     env_after = {k: v.clone() for k, v in env._episode_views.items()}

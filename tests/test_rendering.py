@@ -135,13 +135,13 @@ def test_goal_markers_are_drawn_behind_nearer_surfaces_and_kept_out_of_pixel_obs
         return int((np.asarray(image) == np.array(GOAL_COLOR, np.uint8)).all(-1).sum())
 
     env = make("steel_envs/PushCube-v0", 1, seed=0, render_mode="rgb_array", render_size=(160, 120))
-    env._goals.assign(np.array([[0.25, -0.25]], np.float32))  # an open spot of the floor, in view
+    env.term_state.goals.assign(np.array([[0.25, -0.25]], np.float32))  # an open spot of the floor, in view
     seen = marker_pixels(env.render())
     assert seen >= 12
     cube = env.obs_pipeline.obs.numpy()[0, env.observation_layout["cube_pos"]][:2]
-    env._goals.assign(cube[None].astype(np.float32))  # under the cube: covered by it
+    env.term_state.goals.assign(cube[None].astype(np.float32))  # under the cube: covered by it
     assert marker_pixels(env.render()) < seen / 2
-    env._goals.assign(np.array([[40.0, 40.0]], np.float32))  # far out of the view
+    env.term_state.goals.assign(np.array([[40.0, 40.0]], np.float32))  # far out of the view
     assert marker_pixels(env.render()) == 0
     renderer = env._renderer  # no surface anywhere (depth -1): a NaN goal or one behind the camera is still not drawn
     renderer.depth.assign(np.full(renderer.depth.shape, -1.0, np.float32))

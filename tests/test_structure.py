@@ -71,3 +71,31 @@ def test_the_core_env_stays_readable() -> None:
             if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.end_lineno - node.lineno + 1 > limit:
                 too_long.append(f"{path.name}:{node.name} {node.end_lineno - node.lineno + 1} lines")
     assert len(files) >= 12 and not too_long, too_long
+
+
+_GROUP_BUFFERS = {"reward_terms", "flags", "termination_flags", "obs", "metric_values", "values", "privileged"}
+"""Parameter names of the buffers the core writes from a task's terms (rewards, terminations, observations,
+metrics)."""
+
+
+def _is_warp_code(decorator: ast.expr) -> bool:
+    """``@wp.kernel``, ``@wp.func`` (with or without arguments) or ``@term(...)``."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+    return name in {"kernel", "func", "term"}
+
+
+def test_tasks_return_term_values_and_never_write_a_group_buffer() -> None:
+    """A task's terms are functions returning values; the core's term groups write the buffers. No Warp kernel or
+    function under tasks/ (or the test-only task) takes a group buffer as a parameter, and no task module reaches the
+    statistics or the observation pipeline."""
+    files = [*sorted((ROOT / "tasks").rglob("*.py")), ROOT / "tests" / "pendulum_swingup.py"]
+    found = []
+    for path in files:
+        source = path.read_text()
+        found += [f"{path.name}: {word}" for word in (".stats.", "obs_pipeline", "reward_terms[") if word in source]
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef) and any(_is_warp_code(d) for d in node.decorator_list):
+                params = {a.arg for a in node.args.args} & _GROUP_BUFFERS
+                found += [f"{path.name}:{node.name}({p})" for p in sorted(params)]
+    assert len(files) >= 10 and not found, found

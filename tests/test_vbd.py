@@ -149,7 +149,7 @@ def test_soft_push_reward_terms_equal_an_independent_computation():
     strained = False
     for _ in range(14):
         _, reward, _, _, info = env.step(push)
-        goals = env._goals.numpy()
+        goals = env.term_state.goals.numpy()
         for w in range(2):
             q = _world_particles(env, env.state_0.particle_q, w)
             com = q.mean(axis=0)

@@ -10,6 +10,8 @@ world mask. The core (:class:`steel_envs.core.NewtonVectorEnv`) calls them in th
 - :class:`InitialStates`: the scene's initial joint states with their noise, drawn at reset.
 - :class:`StepGraph`: the one captured graph of a step, conditional resets, torch/Warp stream order.
 - :class:`ContactWrenches`: per-body contact wrenches from SolverSteel's ``contact_f`` (tasks that request it).
+- :class:`TermGroups`: the task's term functions, one kernel per group (observations, terminations, rewards,
+  metrics).
 """
 
 from .actions import ActionPipeline
@@ -20,6 +22,7 @@ from .observations import ObservationPipeline
 from .penetration import PenetrationProbe
 from .randomization import Randomizer
 from .step_graph import StepGraph
+from .terms import TermGroups
 
 __all__ = [
     "ActionPipeline",
@@ -30,4 +33,5 @@ __all__ = [
     "PenetrationProbe",
     "Randomizer",
     "StepGraph",
+    "TermGroups",
 ]

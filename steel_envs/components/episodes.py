@@ -152,7 +152,7 @@ class EpisodeStatistics:
                 self.nonfinite,
             ],
         )
-        if env.metrics:  # the task wrote metric_values (_compute_metrics) after its rewards
+        if env.metrics:  # the task's metrics wrote metric_values after its rewards
             env.launch_per_world(
                 kernels.accumulate_metrics,
                 inputs=[

@@ -19,7 +19,7 @@ __all__ = ["ObservationPipeline"]
 
 
 class ObservationPipeline:
-    """Completes every world's observation after the task's kernel (``_compute_observations``) wrote it: Gaussian noise
+    """Completes every world's observation after the task's blocks (``TermGroups.observe``) wrote it: Gaussian noise
     (``obs_noise_std``: redrawn for the worlds named, repeated for the others, so recomputing after a partial reset
     leaves the other worlds' observations bitwise as they were), then non-finite entries to 0 and the clip to
     ``obs_clip``; with ``obs_mode="rgb"`` / ``"depth"`` the camera images of every world instead.

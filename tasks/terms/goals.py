@@ -1,16 +1,30 @@
-"""The goal fields shared by the pushing tasks (PushCube-v0, SoftPush-v0): a goal region on the ground, reach and
-push weights, a success radius and bonus."""
+"""Goal terms shared by the tasks that bring an object to a goal on the ground (PushCube-v0, SoftPush-v0): the goal
+config (region, reach and push weights, success radius and bonus), the goal's observation, the success bonus and
+the goal-reached termination, and the goal draw at reset.
+
+The functions read a term state with the fields ``goals`` ((num_envs, 2) float32: each world's goal x, y [m]) and
+``success`` ((num_envs,) bool, set after the physics by the task: the object is within the success radius).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import warp as wp
 
-from steel_envs.vector_env import TaskConfig
+from steel_envs.spec import TaskConfig, term
 
-__all__ = ["PushGoalConfig", "draw_goal", "goals_on_ground"]
+__all__ = [
+    "PushGoalConfig",
+    "draw_goal",
+    "goal_reached",
+    "goal_xy",
+    "goals_on_ground",
+    "planar_distance",
+    "success_bonus",
+]
 
 
 def goals_on_ground(goals: wp.array) -> np.ndarray:
@@ -59,3 +73,30 @@ class PushGoalConfig(TaskConfig):
                 f"success_radius: expected below goal_range / 3 = {self.goal_range / 3.0!r} (goals start 3 success "
                 f"radii away), got {self.success_radius!r}"
             )
+
+
+@wp.func
+def planar_distance(a: wp.vec3, x: float, y: float) -> float:
+    """Distance [m] in the ground plane between ``a`` and (x, y)."""
+    return wp.sqrt((a[0] - x) * (a[0] - x) + (a[1] - y) * (a[1] - y))
+
+
+@term("(x, y)_goal")
+def goal_xy(s: Any, w: int) -> wp.vec2:
+    """The world's goal [m]."""
+    return wp.vec2(s.goals[w, 0], s.goals[w, 1])
+
+
+@term("1 on the step the object reaches the goal", source="ManiSkill / Isaac Lab success bonus")
+def success_bonus(s: Any, w: int) -> float:
+    """1 when ``success`` (the step that ends the episode), else 0."""
+    bonus = float(0.0)
+    if s.success[w]:
+        bonus = 1.0
+    return bonus
+
+
+@term("|object_xy - goal| < r_success")
+def goal_reached(s: Any, w: int) -> bool:
+    """The object is within the success radius of the goal (``success``)."""
+    return s.success[w]
