@@ -30,6 +30,7 @@ from .spec import (
     TerminationTerm,
     observation_layout,
 )
+from .train_config import PpoConfig
 
 if TYPE_CHECKING:
     from .backends import SolverBackend
@@ -164,6 +165,8 @@ class TaskHooks:
     """Time limit [control steps] when the user gives none (``max_episode_steps``); also Gymnasium's ``TimeLimit``."""
     requested_observables: ClassVar[tuple[str, ...]] = ()
     """Steel observables (``"contact_f"``, ``"body_parent_f"``) the task reads after each step."""
+    train_config: ClassVar[PpoConfig] = PpoConfig()
+    """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
 
     @property
     def reward_weights(self) -> dict[str, float]:

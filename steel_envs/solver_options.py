@@ -10,8 +10,6 @@ installed solver's signature.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import inspect
 import math
 import types
 import typing
@@ -197,7 +195,9 @@ def _check_option(name: str, hint: Any, value: Any) -> Any:
         if type(None) in args:
             return None
         raise ValueError(f"solver_options[{name!r}]: None is not allowed")
+    optional = ""
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        optional = " or None" if type(None) in args else ""
         hint = next(a for a in args if a is not type(None))
         args = typing.get_args(hint)
     if typing.get_origin(hint) is Literal:
@@ -234,7 +234,7 @@ def _check_option(name: str, hint: Any, value: Any) -> Any:
                 raise ValueError(f"solver_options[{name!r}]: expected a value in {bounds}, got {value!r}")
         return value
     if isinstance(hint, type) and not isinstance(value, hint):
-        raise ValueError(f"solver_options[{name!r}]: expected a {hint.__name__}, got {value!r}")
+        raise ValueError(f"solver_options[{name!r}]: expected a {hint.__name__}{optional}, got {value!r}")
     return value
 
 
@@ -255,96 +255,147 @@ _VBD_MINIMUM = {
     "rigid_body_contact_buffer_size": 0,
     "rigid_body_particle_contact_buffer_size": 0,
 }
-_SCALARS = {"bool": bool, "int": int, "float": float}
 
 
-@functools.cache
-def _vbd_parameters() -> dict[str, inspect.Parameter]:
-    from newton.solvers import SolverVBD
+@dataclass(kw_only=True)
+class VBDSolverOptions:
+    """Keyword arguments of ``SolverVBD.__init__`` (newton 1.8.0), with Newton's defaults (``None``: the solver
+    chooses, as its signature says), except ``collision_pipeline`` and ``integrate_with_external_rigid_solver``: the
+    env owns the pipeline and SolverVBD integrates the bodies.
 
-    params = inspect.signature(SolverVBD.__init__).parameters
-    return {name: p for name, p in params.items() if name not in _VBD_NOT_OPTIONS and p.kind == p.KEYWORD_ONLY}
-
-
-class VBDSolverOptions(Mapping[str, Any]):
-    """Keyword arguments of ``SolverVBD.__init__`` that a scene or a user sets; every other keyword keeps the
-    installed Newton's default (read from its signature, so the set follows Newton).
-
-    Option names are checked against the installed signature; values against their annotated type (bool, int
-    in int32, finite float32 number, dict; ``None`` where the annotation allows it) and the lower bounds the
-    solver leaves unchecked (``iterations >= 1``, buffer sizes and contact distances >= 0); other types (enums,
-    mappings of collision slots) go to the solver, which validates them. ``collision_pipeline`` and
-    ``integrate_with_external_rigid_solver`` are not options: the env owns the pipeline and integrates the
-    bodies. Read a value, explicit or default, as an attribute:
-    ``options.particle_enable_self_contact``. The meaning of each option is SolverVBD's reference page.
-
-    Raises:
-        ValueError: On an unknown option name or a value of the wrong type; the message names the option.
+    Values are checked against their annotated type and the lower bounds the solver leaves unchecked
+    (``iterations >= 1``, buffer sizes and contact distances >= 0); enums and mappings go to the solver, which
+    validates them. Field docstrings are one-line summaries; SolverVBD's reference page is authoritative.
+    ``tests/test_solver_options.py`` checks the fields and defaults against the installed solver's signature.
     """
 
-    def __init__(self, **options: Any) -> None:
-        self._options = _check_vbd_options(options)
+    iterations: int | None = None
+    """VBD iterations per step."""
+    friction_epsilon: float = 0.01
+    """Relative velocity below which friction is smoothed [m/s]."""
+    dat_conservative_bound_relaxation: float = 0.85
+    """Relaxation of the rigid-soft conservative bound."""
+    particle_enable_self_contact: bool = False
+    """Detect particle self-contact (cloth folding onto itself)."""
+    particle_self_contact_radius: float | None = None
+    """Distance at which vertex-triangle and edge-edge pairs start to interact [m]."""
+    particle_self_contact_margin: float | None = None
+    """Distance at which self-contact pairs are generated [m] (above the radius)."""
+    particle_self_contact_gap: float | None = None
+    """Rest gap kept between self-contacting layers [m]."""
+    particle_conservative_bound_relaxation: float | None = None
+    """Relaxation of the penetration-free projection of particles."""
+    particle_vertex_contact_buffer_size: int = 32
+    """Vertex-triangle contacts kept per vertex."""
+    particle_edge_contact_buffer_size: int = 64
+    """Edge-edge contacts kept per edge."""
+    particle_collision_detection_interval: int | None = None
+    """Self-contact detection every this many iterations (< 0: once before the step; 0: before and after init)."""
+    particle_edge_parallel_epsilon: float = 1.0e-5
+    """Threshold of near-parallel edges in edge-edge contact."""
+    particle_enable_tile_solve: bool = True
+    """Use Warp's tile API in the particle solve."""
+    particle_topological_contact_filter_threshold: int = 2
+    """Self-contacts between elements closer than this many rings are discarded."""
+    particle_rest_shape_contact_exclusion_radius: float = 0.0
+    """Self-contacts closer than this at rest are ignored [m]."""
+    particle_external_vertex_contact_filtering_map: dict | None = None
+    """Extra vertex-triangle pairs to exclude (vertex id -> triangle ids); from Python only."""
+    particle_external_edge_contact_filtering_map: dict | None = None
+    """Extra edge-edge pairs to exclude (edge id -> edge ids); from Python only."""
+    rigid_compliant_alm: bool = True
+    """Unified compliant-ALM mode for body contacts, joints, drives and limits (the recommended path)."""
+    rigid_avbd_alpha: float | None = None
+    """C0 stabilization strength of joints and body contacts, in [0, 1]."""
+    rigid_avbd_joint_alpha: float | None = None
+    """Joint-specific alpha."""
+    rigid_avbd_contact_alpha: float | None = None
+    """Body-contact-specific alpha."""
+    rigid_avbd_beta: float | None = None
+    """Legacy penalty ramp rate per iteration (deprecated; keep 0)."""
+    rigid_avbd_linear_beta: float | None = None
+    """Legacy linear ramp rate (deprecated)."""
+    rigid_avbd_angular_beta: float | None = None
+    """Legacy angular ramp rate (deprecated)."""
+    rigid_avbd_gamma: float = 0.999
+    """Per-step decay of penalty k and persisted multipliers."""
+    rigid_contact_hard: bool | None = None
+    """Legacy hard / soft body-contact mode (deprecated)."""
+    rigid_contact_history: bool | None = None
+    """Persist body-contact state across steps through contact matching."""
+    rigid_contact_k_start: float | None = None
+    """Legacy contact penalty seed [N/m] (deprecated)."""
+    rigid_body_contact_buffer_size: int = 64
+    """Body-body contacts kept per rigid body."""
+    rigid_body_particle_contact_buffer_size: int = 256
+    """Body-particle contacts kept per rigid body."""
+    rigid_soft_contact_use_log_barrier: bool = False
+    """Log-barrier body-particle contact."""
+    rigid_joint_linear_ke: float | None = None
+    """Stiffness of structural linear joint slots [N/m]."""
+    rigid_joint_angular_ke: float | None = None
+    """Stiffness of structural angular joint slots [N m/rad]."""
+    rigid_joint_linear_k_start: float | None = None
+    """Legacy linear joint penalty seed [N/m] (deprecated)."""
+    rigid_joint_angular_k_start: float | None = None
+    """Legacy angular joint penalty seed [N m/rad] (deprecated)."""
+    rigid_joint_linear_kd: float | None = None
+    """Damping of structural linear joint slots."""
+    rigid_joint_angular_kd: float | None = None
+    """Damping of structural angular joint slots."""
+    tendon_max_sweeps: int = 256
+    """Largest number of tendon sweeps per step."""
+    tendon_settle_tol: float = 0.001
+    """Tendon settling tolerance."""
+    tendon_activation_tol: float = 0.002
+    """Tendon activation tolerance."""
+    rigid_soft_enable_dat: bool = False
+    """Distance-aware thickness in rigid-soft contact."""
+    rigid_soft_dat_use_interval_arithmetic: bool = False
+    """Interval arithmetic in the distance-aware thickness."""
+    deterministic: wp.DeterministicMode | None = None
+    """Warp determinism mode for GPU runs; None: Warp's global setting."""
+    enable_fast_math: bool = True
+    """Fast math in the solver's kernels."""
+    collision_frequency: Mapping[Any, int] | None = None
+    """Collision-detection frequency per collision slot; from Python only."""
+    collision_frequency_type: Mapping[Any, Any] | None = None
+    """Collision-frequency type per collision slot; from Python only."""
+
+    def __post_init__(self) -> None:
+        for name, minimum in _VBD_MINIMUM.items():
+            value = getattr(self, name)
+            if value is not None and not value >= minimum:
+                raise ValueError(f"solver_options[{name!r}]: expected a value >= {minimum}, got {value!r}")
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """Names of all options, in the order of the solver's signature."""
+        return tuple(f.name for f in dataclasses.fields(cls))
 
     def replace(self, overrides: Mapping[str, Any] | None) -> VBDSolverOptions:
-        """A copy with ``overrides`` (validated) on top; None or {} returns an equal copy.
+        """A copy with ``overrides`` applied, checked as :meth:`SteelSolverOptions.replace` checks them, and the
+        lower bounds above.
 
         Raises:
-            ValueError: As the constructor; also when ``overrides`` is not a mapping.
+            TypeError: If ``overrides`` is not a mapping.
+            ValueError: On an unknown option (the message lists the valid ones and what is not an option) or a
+                value of the wrong type or below its bound.
         """
         if overrides is None:
-            overrides = {}
+            return dataclasses.replace(self)
         if not isinstance(overrides, Mapping):
-            raise ValueError(f"solver_options: expected a dict of SolverVBD keywords, got {type(overrides).__name__}")
-        return VBDSolverOptions(**{**self._options, **overrides})
+            raise TypeError(f"solver_options: expected a dict of SolverVBD keywords, got {type(overrides).__name__}")
+        unknown = sorted(str(k) for k in overrides if k not in self.field_names())
+        if unknown:
+            raise ValueError(
+                f"solver_options: unknown SolverVBD option(s) {unknown}; the options are the keywords of "
+                f"SolverVBD.__init__ except {sorted(_VBD_NOT_OPTIONS - {'self'})}: {list(self.field_names())}"
+            )
+        hints = typing.get_type_hints(type(self), globalns={"wp": wp, **globals()})
+        checked = {name: _check_option(name, hints[name], value) for name, value in overrides.items()}
+        return dataclasses.replace(self, **checked)
 
     def as_kwargs(self) -> dict[str, Any]:
-        """The explicit options as keyword arguments of ``SolverVBD.__init__``."""
-        return dict(self._options)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        if name in self._options:
-            return self._options[name]
-        params = _vbd_parameters()
-        if name not in params:
-            raise AttributeError(f"SolverVBD has no option {name!r}")
-        return params[name].default
-
-    def __getitem__(self, name: str) -> Any:
-        return self._options[name]
-
-    def __iter__(self):
-        return iter(self._options)
-
-    def __len__(self) -> int:
-        return len(self._options)
-
-    def __repr__(self) -> str:
-        return f"VBDSolverOptions({', '.join(f'{k}={v!r}' for k, v in self._options.items())})"
-
-
-def _check_vbd_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    params = _vbd_parameters()
-    unknown = sorted(set(options) - set(params))
-    if unknown:
-        raise ValueError(
-            f"solver_options: unknown SolverVBD option(s) {unknown}; the options are the keywords of "
-            f"SolverVBD.__init__ except {sorted(_VBD_NOT_OPTIONS - {'self'})}: {sorted(params)}"
-        )
-    checked = {}
-    for name, value in options.items():
-        annotation = params[name].annotation
-        parts = [a.strip() for a in str(annotation).split("|")] if isinstance(annotation, str) else []
-        scalar = next((_SCALARS[a] for a in parts if a in _SCALARS), None)
-        if value is None and "None" in parts:
-            checked[name] = None
-        elif scalar is not None:
-            checked[name] = _check_option(name, scalar, value)
-            if name in _VBD_MINIMUM and not checked[name] >= _VBD_MINIMUM[name]:
-                raise ValueError(f"solver_options[{name!r}]: expected a value >= {_VBD_MINIMUM[name]}, got {value!r}")
-        elif "dict" in parts and not isinstance(value, Mapping):
-            raise ValueError(f"solver_options[{name!r}]: expected a dict or None, got {type(value).__name__}")
-        else:
-            checked[name] = value
-    return checked
+        """The options as keyword arguments of ``SolverVBD.__init__``."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

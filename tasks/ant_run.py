@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 from steel_envs.envs.ant import HINGE_NAMES, AntScene, AntSceneConfig
 from steel_envs.tasks import register_task
 from steel_envs.tasks.terms import locomotion
 
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
+from steel_envs.train_config import PpoConfig
 
 __all__ = ["AntRunConfig", "AntRunEnv", "AntRunSingleEnv"]
 
@@ -123,19 +123,15 @@ class AntRunEnv(AntScene):
     terminations = (TerminationTerm("unhealthy", locomotion.unhealthy),)
     metrics = (locomotion.distance_metric("torso", locomotion.torso_x_displacement),)
     default_max_episode_steps = 1000
-    train_defaults: ClassVar[dict] = {
-        "num_envs": 128,
-        "num_steps_per_env": 24,
-        "max_iterations": 1500,
-        "actor_hidden_dims": (128, 128),
-        "critic_hidden_dims": (128, 128),
-        "entropy_coef": 0.0,
-        "init_noise_std": 0.5,
-        # Returns run to ~1,500; the clipped value loss stops pulling a prediction 0.2 from the last one. Unclipped,
-        # 10 min of seed 0 reached 44.8 m per evaluated episode against 42.0 m (train return 1,412 against 1,381).
-        "clip_value_loss": False,
-    }
-    """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
+    train_config = PpoConfig(
+        num_envs=128,
+        max_iterations=1500,
+        entropy_coef=0.0,
+        init_noise_std=0.5,
+        # Returns run to ~1,500, and a clipped value loss moves each prediction at most clip_param per iteration.
+        clip_value_loss=False,
+    )
+    """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
     requested_observables = ("contact_f",)
 
     def observation_blocks(self) -> tuple[ObservationBlock, ...]:

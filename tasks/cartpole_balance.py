@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 from steel_envs.envs.cartpole import CartpoleScene, CartpoleSceneConfig
 from steel_envs.tasks import register_task
 from steel_envs.tasks.terms import classic
 
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
+from steel_envs.train_config import PpoConfig
 
 __all__ = ["CartpoleBalanceConfig", "CartpoleBalanceEnv", "CartpoleBalanceSingleEnv"]
 
@@ -69,15 +69,14 @@ class CartpoleBalanceEnv(CartpoleScene):
         TerminationTerm("cart_off_rail", classic.cart_off_rail),
     )
     default_max_episode_steps = 500
-    train_defaults: ClassVar[dict] = {
-        "num_envs": 256,
-        "num_steps_per_env": 32,
-        "max_iterations": 300,
-        "actor_hidden_dims": (64, 64),
-        "critic_hidden_dims": (64, 64),
-        "target_return": 475.0,
-    }
-    """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
+    train_config = PpoConfig(
+        num_steps_per_env=32,
+        max_iterations=300,
+        actor_hidden_dims=(64, 64),
+        critic_hidden_dims=(64, 64),
+        target_return=475.0,
+    )
+    """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
     observations = (
         ObservationBlock("cart_pos", 1, classic.cart_pos, "cart position x", "m"),
         ObservationBlock("cart_vel", 1, classic.cart_vel, "cart velocity", "m/s"),

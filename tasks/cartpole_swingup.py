@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
 
 import torch
 from steel_envs.envs.cartpole import POLE_HALF_LENGTH, POLE_MASS, CartpoleScene, CartpoleSceneConfig
@@ -13,6 +12,7 @@ from steel_envs.tasks.terms import classic
 
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.spec import ObservationBlock, RewardTerm
+from steel_envs.train_config import PpoConfig
 
 __all__ = ["CartpoleSwingupConfig", "CartpoleSwingupEnv", "CartpoleSwingupSingleEnv", "scripted_policy"]
 
@@ -85,24 +85,18 @@ class CartpoleSwingupEnv(CartpoleScene):
         ObservationBlock("pole_sin", 1, classic.pole_sin, "sine of the pole angle", "1"),
         ObservationBlock("pole_ang_vel", 1, classic.pole_ang_vel, "pole angular velocity", "rad/s"),
     )
-    train_defaults: ClassVar[dict] = {
-        "num_envs": 256,
-        "num_steps_per_env": 32,
-        "max_iterations": 500,
-        "actor_hidden_dims": (64, 64),
-        "critic_hidden_dims": (64, 64),
-        # No early end: without it every world is at the same step of its 500-step episode, each iteration's
-        # rollout holds one phase (swing-up or balance), and seed 0's training return swung between ~80 and ~420
-        # for thousands of iterations (adaptive or fixed learning rate, with or without a std floor); with it,
-        # 394 at iteration 100 and 429-431 from iteration 300 on.
-        "init_at_random_ep_len": True,
-        # A floor on the policy's std: seed 2 (the row measured with only the line above) reached a training return
-        # of 371 at iteration 300, then its std fell from 0.045 to 0.012 and its return to ~170, where it stayed to
-        # the end (evaluated 174.7); the same seed and 1,305 iterations with this floor: 430-434 from iteration 400,
-        # evaluated 435.5.
-        "min_noise_std": 0.1,
-    }
-    """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
+    train_config = PpoConfig(
+        num_steps_per_env=32,
+        max_iterations=500,
+        actor_hidden_dims=(64, 64),
+        critic_hidden_dims=(64, 64),
+        # No early end: without it every world is at the same step of its episode and each rollout holds one phase
+        # (swing-up or balance); the training return then oscillates instead of improving.
+        init_at_random_ep_len=True,
+        # Without a floor the std collapses (to ~0.01) and the return with it.
+        min_noise_std=0.1,
+    )
+    """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
     solver_defaults = SteelSolverOptions(
         # The rail's ends are limit rows. A row is created within joint_limit_activation_gap of an end; the options
         # page asks for more than 2 * max|qd| * dt, and 0.5 m covers cart speeds up to 25 m/s (measured: at most

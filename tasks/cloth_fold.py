@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import torch
@@ -12,6 +12,7 @@ from steel_envs.envs.cloth import PARTICLE_RADIUS, ClothScene, ClothSceneConfig
 from steel_envs.tasks import register_task
 
 from steel_envs.spec import ObservationBlock, RewardTerm, term
+from steel_envs.train_config import PpoConfig
 
 __all__ = ["ClothFoldConfig", "ClothFoldEnv", "ClothFoldSingleEnv", "scripted_policy"]
 
@@ -188,17 +189,15 @@ class ClothFoldEnv(ClothScene):
         RewardTerm("flatness", resting_drift, weight="flatness_weight", cost=True),
     )
     default_max_episode_steps = 100
-    train_defaults: ClassVar[dict] = {
-        "num_envs": 64,
-        "num_steps_per_env": 25,
-        "max_iterations": 300,
-        # No early end: without it all 64 worlds are at the same step of their 100-step episode, and each
-        # iteration's 25-step rollout holds one quarter of it (grasp, lift, carry or release). Seed 0 without it:
-        # training return -49 at iteration 100, evaluated -17.9 with 0 % success after 168 iterations; with it:
-        # -11.9 at iteration 103, its iteration-100 checkpoint evaluated -8.8 with 100 % success.
-        "init_at_random_ep_len": True,
-    }
-    """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
+    train_config = PpoConfig(
+        num_envs=64,
+        num_steps_per_env=25,
+        max_iterations=300,
+        # No early end: without it every world is at the same step of its episode and each rollout holds one phase
+        # of the fold (grasp, lift, carry or release).
+        init_at_random_ep_len=True,
+    )
+    """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
 
     def observation_blocks(self) -> tuple[ObservationBlock, ...]:
         stride = int(self.config.observation_stride)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 from steel_envs.envs.humanoid import ACTUATED, HumanoidScene, HumanoidSceneConfig
 from steel_envs.tasks import register_task
 from steel_envs.tasks.terms import locomotion
 
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
+from steel_envs.train_config import PpoConfig
 
 __all__ = ["HumanoidRunConfig", "HumanoidRunEnv", "HumanoidRunSingleEnv"]
 
@@ -104,16 +104,15 @@ class HumanoidRunEnv(HumanoidScene):
     metrics = (locomotion.distance_metric("mass-weighted centre of mass", locomotion.com_x_displacement),)
     default_max_episode_steps = 1000
     requested_observables = ("contact_f",)
-    train_defaults: ClassVar[dict] = {
-        "num_envs": 128,
-        "num_steps_per_env": 24,
-        "max_iterations": 3000,
-        "actor_hidden_dims": (256, 128),
-        "critic_hidden_dims": (256, 128),
-        "entropy_coef": 0.0,
-        "init_noise_std": 0.5,
-    }
-    """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
+    train_config = PpoConfig(
+        num_envs=128,
+        max_iterations=3000,
+        actor_hidden_dims=(256, 128),
+        critic_hidden_dims=(256, 128),
+        entropy_coef=0.0,
+        init_noise_std=0.5,
+    )
+    """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
 
     def observation_blocks(self) -> tuple[ObservationBlock, ...]:
         hinges, bodies = len(ACTUATED), self.bodies_per_world

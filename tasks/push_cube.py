@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import torch
@@ -14,6 +14,7 @@ from steel_envs.tasks.terms import goals
 from steel_envs.tasks.terms.goals import PushGoalConfig, draw_goal, goals_on_ground
 
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm, term
+from steel_envs.train_config import PpoConfig
 
 __all__ = ["PushCubeConfig", "PushCubeEnv", "PushCubeSingleEnv", "scripted_policy"]
 
@@ -226,18 +227,15 @@ class PushCubeEnv(PushScene):
         ObservationBlock("cube_to_goal", 2, cube_to_goal, "cube minus goal, x and y", "m"),
         ObservationBlock("finger_to_cube", 2, finger_to_cube, "cube minus finger, x and y", "m"),
     )
-    train_defaults: ClassVar[dict] = {
-        "num_envs": 128,
-        "num_steps_per_env": 32,
-        "max_iterations": 2500,
-        # A floor on the policy's std (per action dimension). Without one, a 2026-12-01 seed ended with the x std at
-        # 0.0024, which held rsl_rl's adaptive learning rate at its floor (1e-5) in 88 % of the iterations after the
-        # 600th: 1 % success. With a floor of 0.1 (two rows, 6 runs): 64-99 % success; the 4 runs that fell short
-        # ended with one or both stds at 0.1, the 2 that succeeded at 0.34-0.64. With 0.3 (the README's row): 100 %
-        # in each seed; the std reaches the floor by iteration ~500 and the return keeps improving.
-        "min_noise_std": 0.3,
-    }
-    """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
+    train_config = PpoConfig(
+        num_envs=128,
+        num_steps_per_env=32,
+        max_iterations=2500,
+        # A floor on the std (per action dimension): a collapsing std holds rsl_rl's adaptive learning rate at its
+        # floor (the KL between successive policies grows as the std shrinks); runs whose std sat at 0.1 fell short.
+        min_noise_std=0.3,
+    )
+    """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
 
     def goal_positions(self) -> np.ndarray:
         """Each world's goal on the ground, (num_envs, 1, 3) [m]."""

@@ -4,7 +4,6 @@ the reward family of legged-robot RL (legged_gym, Isaac Lab, mjlab velocity task
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 import warp as wp
@@ -21,6 +20,7 @@ from steel_envs.tasks import register_task
 from steel_envs.tasks.terms import legged
 
 from steel_envs.spec import EpisodeMetric, ObservationBlock, RewardTerm, TerminationTerm
+from steel_envs.train_config import PpoConfig
 
 __all__ = ["QuadrupedVelocityConfig", "QuadrupedVelocityEnv", "QuadrupedVelocitySingleEnv"]
 
@@ -143,21 +143,14 @@ class QuadrupedVelocityEnv(QuadrupedScene):
     )
     default_max_episode_steps = 1000
     requested_observables = ("contact_f",)
-    train_defaults: ClassVar[dict] = {
-        "num_envs": 256,
-        "num_steps_per_env": 24,
-        "max_iterations": 1500,
-        "actor_hidden_dims": (128, 128),
-        "critic_hidden_dims": (128, 128),
-        "entropy_coef": 0.005,
-        "init_noise_std": 0.5,
-        # rsl_rl's adaptive schedule held the learning rate at its floor (1e-5) from iteration ~190 on, with the
-        # policy standing (tracking error 0.63 m/s, the zero policy's, after 10 min of seed 0); a fixed 5e-4 walks:
-        # 0.205 m/s over 32 evaluated episodes after the same 10 min.
-        "schedule": "fixed",
-        "learning_rate": 5.0e-4,
-    }
-    """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
+    train_config = PpoConfig(
+        max_iterations=1500,
+        init_noise_std=0.5,
+        # rsl_rl's adaptive schedule held the learning rate at its 1e-5 floor early on, with the policy standing.
+        schedule="fixed",
+        learning_rate=5.0e-4,
+    )
+    """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
 
     privileged_observations = (
         ObservationBlock("base_height", 1, legged.base_height, "base height above the ground", "m"),

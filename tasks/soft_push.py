@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import torch
@@ -14,6 +14,7 @@ from steel_envs.tasks.terms import goals
 from steel_envs.tasks.terms.goals import PushGoalConfig, draw_goal, goals_on_ground, planar_distance
 
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm, term
+from steel_envs.train_config import PpoConfig
 
 __all__ = ["SoftPushConfig", "SoftPushEnv", "SoftPushSingleEnv", "green_strain_norm", "scripted_policy"]
 
@@ -252,8 +253,8 @@ class SoftPushEnv(SoftScene):
             "block_corners", 24, block_corners, "the block's 8 corner particles relative to its centre of mass", "m"
         ),
     )
-    train_defaults: ClassVar[dict] = {"num_envs": 64, "num_steps_per_env": 32, "max_iterations": 300}
-    """PPO hyper-parameters of ``steel-envs train`` for this task (the learner is not imported here)."""
+    train_config = PpoConfig(num_envs=64, num_steps_per_env=32, max_iterations=300)
+    """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
 
     @property
     def block_corners(self) -> tuple[int, ...]:

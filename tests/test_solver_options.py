@@ -1,4 +1,5 @@
-"""SteelSolverOptions mirrors SolverSteel.__init__; overrides reach the solver; unknown keys raise."""
+"""SteelSolverOptions and VBDSolverOptions mirror their solvers' __init__; overrides reach the solver; unknown keys
+raise."""
 
 from __future__ import annotations
 
@@ -8,18 +9,25 @@ import math
 
 import pytest
 from conftest import CARTPOLE, make
-from newton.solvers import SolverSteel
+from newton.solvers import SolverSteel, SolverVBD
 
-from steel_envs import SteelSolverOptions
+from steel_envs import SteelSolverOptions, VBDSolverOptions
 
 
-def test_fields_and_defaults_match_the_installed_solver():
+@pytest.mark.parametrize(
+    ("solver", "options", "not_options"),
+    [
+        (SolverSteel, SteelSolverOptions, ()),
+        (SolverVBD, VBDSolverOptions, ("collision_pipeline", "integrate_with_external_rigid_solver")),
+    ],
+)
+def test_fields_and_defaults_match_the_installed_solver(solver, options, not_options):
     params = {
         name: p.default
-        for name, p in inspect.signature(SolverSteel.__init__).parameters.items()
-        if name not in ("self", "model")
+        for name, p in inspect.signature(solver.__init__).parameters.items()
+        if name not in ("self", "model", *not_options)
     }
-    fields = {f.name: f.default for f in dataclasses.fields(SteelSolverOptions)}
+    fields = {f.name: f.default for f in dataclasses.fields(options)}
     assert list(fields) == list(params)
     for name, default in params.items():
         if isinstance(default, float) and math.isinf(default):

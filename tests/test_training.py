@@ -16,11 +16,14 @@ from conftest import CARTPOLE, make
 
 pytest.importorskip("rsl_rl")
 
-from steel_envs.training.train import TrainArgs, train
+from steel_envs.training.train import train
+from steel_envs.training.train_args import TrainArgs
 
 from steel_envs.adapters.rsl_rl import RslRlVecEnv
+from steel_envs.train_config import PpoConfig
 
-TINY = {"num_envs": 16, "num_steps_per_env": 8, "max_iterations": 3, "progress": False}
+TINY_PPO = PpoConfig(num_envs=16, num_steps_per_env=8, max_iterations=3)
+TINY = {"ppo": TINY_PPO, "progress": False}
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +60,7 @@ def test_rsl_rl_adapter_contract():
 def test_rsl_rl_adapter_feeds_the_critic_group_to_the_critic():
     """A task with privileged blocks (QuadrupedVelocity) hands rsl_rl a "critic" group, which rsl_rl's default
     obs_groups route to the critic: the critic MLP's input is the larger group, the actor's the policy's."""
-    from steel_envs.training.train import DEFAULTS, make_runner, rsl_rl_config
+    from steel_envs.adapters.rsl_rl import make_runner, runner_config
 
     env = make("steel_envs/QuadrupedVelocity-v0", 2, seed=0)
     adapter = RslRlVecEnv(env)
@@ -66,8 +69,7 @@ def test_rsl_rl_adapter_feeds_the_critic_group_to_the_critic():
     assert torch.equal(obs["critic"], env.observation_groups["critic"])
     stepped, *_ = adapter.step(torch.zeros(2, env.action_dim))
     assert torch.equal(stepped["critic"], env.observation_groups["critic"])
-    hp = {**DEFAULTS, **TINY}
-    runner = make_runner(adapter, rsl_rl_config(hp, "cpu"), None, "cpu")
+    runner = make_runner(adapter, runner_config(TINY_PPO, "cpu"), None, "cpu")
     models = [m for m in vars(runner.alg).values() if isinstance(m, torch.nn.Module)]
     inputs = {m.in_features for model in models for m in model.modules() if isinstance(m, torch.nn.Linear)}
     assert {env.observation_dim, env.observation_dim + 3} <= inputs

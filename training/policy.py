@@ -60,9 +60,8 @@ def load_policy(checkpoint: str, *, device: str = "cpu", num_envs: int = 1, **en
         FileNotFoundError: If the checkpoint or the run's ``train_args.json`` is missing.
     """
     import steel_envs
-    from steel_envs.adapters.rsl_rl import RslRlVecEnv
-
-    from .train import DEFAULTS, make_runner, rsl_rl_config
+    from steel_envs.adapters.rsl_rl import RslRlVecEnv, make_runner, runner_config
+    from steel_envs.train_config import PpoConfig
 
     if not os.path.isfile(checkpoint):
         raise FileNotFoundError(f"checkpoint: no file {checkpoint!r}")
@@ -76,8 +75,8 @@ def load_policy(checkpoint: str, *, device: str = "cpu", num_envs: int = 1, **en
     env = steel_envs.make_vec(saved["env_id"], num_envs=num_envs, device=device, **env_kwargs)
     with contextlib.redirect_stdout(io.StringIO()):
         # A run saved before a hyper-parameter existed trained with its default.
-        hyper_parameters = {**DEFAULTS, **saved["hyper_parameters"]}
-        runner = make_runner(RslRlVecEnv(env), rsl_rl_config(hyper_parameters), None, device)
+        ppo = PpoConfig.from_saved(saved["hyper_parameters"])
+        runner = make_runner(RslRlVecEnv(env), runner_config(ppo), None, device)
         runner.load(checkpoint, map_location=device)
     model = runner.get_inference_policy(device)
 

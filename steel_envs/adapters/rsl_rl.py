@@ -1,21 +1,25 @@
-"""rsl_rl's ``VecEnv`` contract over a :class:`~steel_envs.NewtonVectorEnv` (rsl-rl-lib >= 5)."""
+"""rsl_rl's ``VecEnv`` contract over a :class:`~steel_envs.NewtonVectorEnv` (rsl-rl-lib >= 5), and rsl_rl's PPO
+runner configured from a task's :class:`~steel_envs.train_config.PpoConfig`."""
 
 from __future__ import annotations
 
 import dataclasses
 import numbers
+import os
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 import torch
 from rsl_rl.env import VecEnv
+from rsl_rl.runners import OnPolicyRunner
 from tensordict import TensorDict
 
 from steel_envs.adapters import require_same_step
 from steel_envs.core import NewtonVectorEnv
+from steel_envs.train_config import PpoConfig
 
-__all__ = ["RslRlVecEnv"]
+__all__ = ["RslRlVecEnv", "SteelOnPolicyRunner", "distributed_ranks", "make_runner", "runner_config"]
 
 
 class _EnvCfg(dict):
@@ -52,6 +56,8 @@ class RslRlVecEnv(VecEnv):
             ``stats_interval`` steps when episodes ended.
         stats_interval: Steps between host reads of the episode statistics, >= 1 (rsl_rl's
             ``num_steps_per_env`` makes it once per rollout).
+        on_step: Optional callback called before every step (``steel-envs train`` counts env-steps and stops a run
+            there by raising).
 
     Raises:
         ValueError: If the env's autoreset mode is not SAME_STEP (rsl_rl never calls reset).
@@ -62,8 +68,10 @@ class RslRlVecEnv(VecEnv):
         env: NewtonVectorEnv,
         on_episodes: Callable[[torch.Tensor, torch.Tensor], None] | None = None,
         stats_interval: int = 1,
+        on_step: Callable[[], None] | None = None,
     ) -> None:
         require_same_step(env, "rsl_rl")
+        self.on_step = on_step
         if isinstance(stats_interval, bool) or not isinstance(stats_interval, numbers.Integral) or stats_interval < 1:
             raise ValueError(f"stats_interval: expected an int >= 1, got {stats_interval!r}")
         self.stats_interval = int(stats_interval)
@@ -112,6 +120,8 @@ class RslRlVecEnv(VecEnv):
 
     def step(self, actions: torch.Tensor) -> tuple[TensorDict, torch.Tensor, torch.Tensor, dict[str, Any]]:
         """Step the env; see the class docstring for the outputs."""
+        if self.on_step is not None:
+            self.on_step()
         obs, reward, terminated, truncated, info = self.env.step(actions.float())
         self._obs = self._groups(obs)
         done = terminated | truncated
@@ -164,3 +174,83 @@ class RslRlVecEnv(VecEnv):
         if self._pending:
             self._read_pending()
         self.env.close()
+
+
+def runner_config(ppo: PpoConfig, device: str = "cpu", logger: str | dict[str, Any] = "tensorboard") -> dict[str, Any]:
+    """rsl_rl's ``OnPolicyRunner`` configuration dict from a :class:`PpoConfig`.
+
+    On CUDA, rsl_rl's per-step NaN check (a host read every step) is off: the env's observations are already
+    finite (non-finite entries of an ended world are replaced by 0 and the rest clipped to ``obs_clip``).
+    ``logger``: ``"tensorboard"`` or rsl_rl's writer entry (e.g. its W&B writer).
+    """
+    return {
+        "num_steps_per_env": ppo.num_steps_per_env,
+        "save_interval": ppo.save_interval,
+        # The critic's set is added by make_runner: the env's "critic" group where the adapter hands one over
+        # (privileged blocks, noise-free observations), "policy" otherwise.
+        "obs_groups": {"actor": ["policy"]},
+        "logger": logger,
+        "check_for_nan": not device.startswith("cuda"),
+        "algorithm": {
+            "class_name": "PPO",
+            "num_learning_epochs": ppo.num_learning_epochs,
+            "num_mini_batches": ppo.num_mini_batches,
+            "clip_param": ppo.clip_param,
+            "gamma": ppo.gamma,
+            "lam": ppo.lam,
+            "value_loss_coef": 1.0,
+            "entropy_coef": ppo.entropy_coef,
+            "learning_rate": ppo.learning_rate,
+            "max_grad_norm": 1.0,
+            "use_clipped_value_loss": ppo.clip_value_loss,
+            "schedule": ppo.schedule,
+            "desired_kl": ppo.desired_kl,
+        },
+        "actor": {
+            "class_name": "MLPModel",
+            "hidden_dims": list(ppo.actor_hidden_dims),
+            "activation": "elu",
+            "obs_normalization": ppo.obs_normalization,
+            "distribution_cfg": {
+                "class_name": "GaussianDistribution",
+                "init_std": ppo.init_noise_std,
+                "std_range": (ppo.min_noise_std, 1.0e6),  # rsl_rl's upper bound; it raises a lower one to 1e-6
+            },
+        },
+        "critic": {
+            "class_name": "MLPModel",
+            "hidden_dims": list(ppo.critic_hidden_dims),
+            "activation": "elu",
+            "obs_normalization": ppo.obs_normalization,
+        },
+    }
+
+
+def distributed_ranks() -> tuple[int, int, int]:
+    """(world size, global rank, local rank) from torchrun's environment; (1, 0, 0) otherwise."""
+    return int(os.getenv("WORLD_SIZE", "1")), int(os.getenv("RANK", "0")), int(os.getenv("LOCAL_RANK", "0"))
+
+
+class SteelOnPolicyRunner(OnPolicyRunner):
+    """rsl_rl's ``OnPolicyRunner``, whose multi-process setup also runs on CPU ranks: under torchrun with CPU devices
+    the process group uses gloo (rsl_rl itself initializes NCCL, for CUDA devices only)."""
+
+    def _configure_multi_gpu(self) -> None:
+        world_size, rank, local_rank = distributed_ranks()
+        if world_size == 1 or str(self.device).startswith("cuda"):
+            super()._configure_multi_gpu()
+            return
+        # rsl_rl's bookkeeping, with the gloo backend.
+        self.gpu_world_size, self.gpu_global_rank, self.gpu_local_rank = world_size, rank, local_rank
+        self.is_distributed = True
+        self.cfg["multi_gpu"] = {"global_rank": rank, "local_rank": local_rank, "world_size": world_size}
+        if not torch.distributed.is_initialized():
+            torch.distributed.init_process_group(backend="gloo", rank=rank, world_size=world_size)
+
+
+def make_runner(env: RslRlVecEnv, cfg: dict[str, Any], log_dir: str | None, device: str) -> SteelOnPolicyRunner:
+    """The runner of ``cfg`` (:func:`runner_config`) on ``env``; the critic reads the env's ``critic`` observation
+    group where the adapter provides one."""
+    cfg = {**cfg, "obs_groups": dict(cfg["obs_groups"])}
+    cfg["obs_groups"].setdefault("critic", ["critic"] if "critic" in env.get_observations() else ["policy"])
+    return SteelOnPolicyRunner(env, cfg, log_dir=log_dir, device=device)

@@ -1,7 +1,7 @@
 """Learning benchmark of any ID: PPO with the task's defaults, the return curve, then ``evaluate``'s table.
 
 ``python -m steel_envs.training.benchmarks.learning steel_envs/AntRun-v0 --minutes 30`` trains PPO (rsl-rl-lib,
-the task's ``train_defaults``, ``--shards auto``) until the task's target return, its iteration count or the
+the task's ``train_config``, ``--shards auto``) until the task's target return, its iteration count or the
 wall-time budget stops it, prints the curve (mean return of the last 100 episodes every ``--every`` seconds), then
 evaluates the trained policy (its mean action) beside the random policy and, where the task ships one, its scripted
 solver (``<task module>:scripted_policy``) over ``--episodes`` episodes with 95 % confidence intervals. ``cartpole``
@@ -13,13 +13,15 @@ target return that was not reached.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import os
 import sys
 import tempfile
 
 import torch
-from steel_envs.training.train import TrainArgs, train
+from steel_envs.training.train import train
+from steel_envs.training.train_args import TrainArgs
 
 __all__ = ["main", "scripted_policy_spec"]
 
@@ -53,18 +55,16 @@ def main(argv: list[str] | None = None) -> int:
     env_id = _SHORT_NAMES.get(a.env_id, a.env_id)
     log_dir = a.log_dir or tempfile.mkdtemp(prefix="steel-envs-learning-")
     print(f"{env_id}: torch threads {torch.get_num_threads()}, CPU cores {os.cpu_count()}, device {a.device}")
-    r = train(
-        TrainArgs(
-            env_id=env_id,
-            device=a.device,
-            num_envs=a.num_envs,
-            seed=a.seed,
-            max_seconds=None if a.minutes is None else 60.0 * a.minutes,
-            max_iterations=a.max_iterations,
-            log_dir=log_dir,
-            progress=False,
-        )
-    )
+    import steel_envs
+
+    ppo = steel_envs.task_class(env_id).train_config
+    if a.num_envs is not None:
+        ppo = dataclasses.replace(ppo, num_envs=a.num_envs)
+    if a.max_iterations is not None or a.minutes is not None:  # a time budget alone lifts the task's cap
+        ppo = dataclasses.replace(ppo, max_iterations=a.max_iterations)
+    seconds = None if a.minutes is None else 60.0 * a.minutes
+    args = TrainArgs(env_id=env_id, ppo=ppo, device=a.device, seed=a.seed, max_seconds=seconds, log_dir=log_dir)
+    r = train(dataclasses.replace(args, progress=False))
     print(
         f"{env_id}: {r.env_steps} env-steps, {r.iterations} iterations in {r.seconds:.0f} s "
         f"({r.env_steps / r.seconds:.0f} env-steps/s)" + (" - target reached" if r.target_reached else "")
@@ -81,9 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 
     policies = [r.checkpoint, "random", *filter(None, [scripted_policy_spec(env_id)])]
     print(table(evaluate(env_id, policies, episodes=a.episodes, num_envs=16, device=a.device, progress=False)))
-    import steel_envs
-
-    target = getattr(steel_envs.task_class(env_id), "train_defaults", {}).get("target_return")
+    target = ppo.target_return
     return 1 if target is not None and not r.target_reached else 0
 
 

@@ -155,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     import warp as wp
     from steel_envs.training.benchmarks.learning import scripted_policy_spec
     from steel_envs.training.evaluate import evaluate, table
-    from steel_envs.training.train import TrainArgs, train
+    from steel_envs.training.train import train
+    from steel_envs.training.train_args import TrainArgs
 
     import steel_envs
 
