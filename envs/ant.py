@@ -17,7 +17,8 @@ import warp as wp
 from steel_envs.envs.joint_limits import JointLimitProjection
 
 from steel_envs.solver_options import SteelSolverOptions
-from steel_envs.vector_env import InitialStateSpec, SteelVectorEnv, TaskConfig
+from steel_envs.spec import InitialStateSpec, TaskConfig
+from steel_envs.vector_env import SteelVectorEnv
 
 __all__ = ["GROUND_GAP", "HINGE_NAMES", "AntScene", "AntSceneConfig"]
 

@@ -18,7 +18,8 @@ import numpy as np
 import warp as wp
 
 from steel_envs.solver_options import SteelSolverOptions
-from steel_envs.vector_env import InitialStateSpec, SteelVectorEnv, TaskConfig
+from steel_envs.spec import InitialStateSpec, TaskConfig
+from steel_envs.vector_env import SteelVectorEnv
 
 __all__ = ["CartpoleScene", "CartpoleSceneConfig"]
 

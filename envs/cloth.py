@@ -18,8 +18,8 @@ import warp as wp
 from newton.solvers import SolverVBD
 
 from steel_envs.solver_options import VBDSolverOptions
+from steel_envs.spec import InitialStateSpec, TaskConfig
 from steel_envs.vbd_env import VBDVectorEnv, no_joints
-from steel_envs.vector_env import InitialStateSpec, TaskConfig
 
 __all__ = ["ClothScene", "ClothSceneConfig"]
 

@@ -19,7 +19,8 @@ import warp as wp
 
 from steel_envs import kernels
 from steel_envs.solver_options import SteelSolverOptions
-from steel_envs.vector_env import InitialStateSpec, SteelVectorEnv, TaskConfig
+from steel_envs.spec import InitialStateSpec, TaskConfig
+from steel_envs.vector_env import SteelVectorEnv
 
 __all__ = ["CUBE_HALF", "FINGER_RADIUS", "PushScene", "PushSceneConfig"]
 

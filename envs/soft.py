@@ -15,8 +15,8 @@ import numpy as np
 import warp as wp
 
 from steel_envs.solver_options import VBDSolverOptions
+from steel_envs.spec import InitialStateSpec, TaskConfig
 from steel_envs.vbd_env import VBDVectorEnv
-from steel_envs.vector_env import InitialStateSpec, TaskConfig
 
 __all__ = ["PUSHER_HALF", "SoftScene", "SoftSceneConfig"]
 

@@ -7,8 +7,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-import torch
-
+from steel_envs.runtime import init_warp
 from steel_envs.sharding import shards_arg
 
 __all__ = ["main", "record", "rollout"]
@@ -46,15 +45,17 @@ def rollout(
     Raises:
         ValueError: On an unknown policy or a non-positive step count.
     """
-    import steel_envs
+    import torch
+
+    from steel_envs.factory import make_vec
 
     if policy not in ("random", "zero"):
         raise ValueError(f"policy: expected 'random' or 'zero', got {policy!r}")
     if steps < 2:
         raise ValueError(f"steps: expected an int >= 2, got {steps}")
-    from steel_envs.vector_env import throughput_kwargs
+    from steel_envs.arguments import throughput_kwargs
 
-    env = steel_envs.make_vec(
+    env = make_vec(
         env_id, num_envs=num_envs, device=device, seed=seed, num_shards=num_shards, **throughput_kwargs(device)
     )
     generator = torch.Generator(device=env.torch_device).manual_seed(seed)
@@ -116,18 +117,20 @@ def record(
     """Step a policy and render every control step; return the (H, W, 3) uint8 frames and the frame rate [1/s] (one
     frame per control step).
 
-    ``policy`` is any spec of ``steel-envs evaluate`` (:func:`steel_envs.training.evaluate.load_policy_callable`):
+    ``policy`` is any spec of ``steel-envs evaluate`` (:func:`steel_envs.policies.load_policy_callable`):
     ``"random"`` (uniform, seeded), ``"zero"``, ``module:function`` (observations (N, obs_dim) float32 -> actions
     (N, act_dim)), a ``steel-envs train`` checkpoint or an exported ``.onnx`` / TorchScript file.
 
     Raises:
         ValueError: On an unknown policy, a non-positive step count or bad render arguments.
     """
-    import steel_envs
+    import torch
+
+    from steel_envs.factory import make_vec
 
     if steps < 1:
         raise ValueError(f"steps: expected an int >= 1, got {steps}")
-    env = steel_envs.make_vec(
+    env = make_vec(
         env_id,
         num_envs=num_worlds,
         device=device,
@@ -137,7 +140,7 @@ def record(
         render_num_worlds=num_worlds,
     )
     try:
-        from steel_envs.training.evaluate import load_policy_callable
+        from steel_envs.policies import load_policy_callable
 
         try:
             act = load_policy_callable(policy, env, seed)
@@ -239,117 +242,81 @@ _TRAINING_COMMANDS = {
 }
 
 
-def _init_warp(quiet: bool) -> None:
-    """Initialize Warp; ``quiet`` keeps its native start-up notices (on a machine without a GPU, "Could not find or
-    load the NVIDIA CUDA driver" on every command, which also breaks progress bars) out of stderr."""
-    import os
+def _run_training_command(argv: list[str], verbose: bool) -> int:
+    """A command of the training extra, which parses its own arguments; its errors are one line."""
+    import importlib
 
-    import warp as wp
-
-    if not quiet:
-        wp.init()
-        return
-    sys.stderr.flush()
-    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    module, function = _TRAINING_COMMANDS[argv[0]]
     try:
-        os.dup2(devnull, 2)
-        wp.init()
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``steel-envs`` console script."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    import warp as wp
-
-    # Before Warp initializes, so its banner and kernel-load messages stay off unless asked for.
-    verbose = "--verbose" in argv
-    wp.config.log_level = wp.LOG_INFO if verbose else wp.LOG_WARNING
-    if argv[:1] == ["list"]:  # the registry only: no device is queried
-        import steel_envs
-
-        print("\n".join(steel_envs.ENV_IDS))
-        return 0
-    _init_warp(quiet=not verbose)
-    if argv and argv[0] in _TRAINING_COMMANDS:
-        import importlib
-
-        module, function = _TRAINING_COMMANDS[argv[0]]
-        try:
-            entry = getattr(importlib.import_module(module), function)
-        except ImportError as e:
-            print(f"steel-envs {argv[0]}: needs the training extra (pip install -e '.[train]'): {e}", file=sys.stderr)
-            return 2
-        import gymnasium as gym
-
-        try:
-            return entry(argv[1:])
-        except (gym.error.Error, FileNotFoundError, ValueError) as e:  # an unknown ID, a missing checkpoint, a bad
-            # argument value: one line, no trace
-            print(f"steel-envs {argv[0]}: {e}", file=sys.stderr)
-            return 2
-    args = _parser().parse_args(argv)
-    import steel_envs
-
-    if args.command == "list":
-        print("\n".join(steel_envs.ENV_IDS))
-        return 0
-    if args.command == "doctor":
-        from .doctor import run_cli
-
-        return run_cli(args)
-    if args.command == "view":
-        import gymnasium as gym
-
-        from .viewer import view
-
-        try:
-            r = view(
-                args.env_id,
-                args.policy,
-                num_envs=args.num_envs,
-                host=args.host,
-                port=args.port,
-                device=args.device,
-                seed=args.seed,
-                speed=args.speed,
-                paused=args.paused,
-                steps=args.steps,
-            )
-        except (ValueError, ImportError, FileNotFoundError, gym.error.Error) as e:
-            print(f"steel-envs view: {e}", file=sys.stderr)
-            return 2
-        print(
-            f"{r['env_id']}: {r['steps']} steps, {len(r['returns'])} episodes ended, mean return {r['mean_return']:.2f}"
-        )
-        return 0
-    if args.command == "record":
-        try:
-            width, height = (int(v) for v in args.size.lower().split("x"))
-            frames, fps = record(
-                args.env_id,
-                steps=args.steps,
-                policy=args.policy,
-                num_worlds=args.worlds,
-                size=(width, height),
-                device=args.device,
-                seed=args.seed,
-            )
-            from .rendering import write_video
-
-            write_video(frames, args.out, fps=fps)
-        except (ValueError, ImportError) as e:
-            print(f"steel-envs record: {e}", file=sys.stderr)
-            return 2
-        print(f"{args.out}: {len(frames)} frames of {frames[0].shape[1]}x{frames[0].shape[0]}")
-        return 0
+        entry = getattr(importlib.import_module(module), function)
+    except ImportError as e:
+        print(f"steel-envs {argv[0]}: needs the training extra (pip install -e '.[train]'): {e}", file=sys.stderr)
+        return 2
     import gymnasium as gym
 
+    if not any(a in ("-h", "--help") for a in argv):
+        init_warp(verbose)
     try:
-        steel_envs.task_class(args.env_id)
+        return entry(argv[1:])
+    except (gym.error.Error, FileNotFoundError, ValueError) as e:  # an unknown ID, a missing checkpoint, a bad value
+        print(f"steel-envs {argv[0]}: {e}", file=sys.stderr)
+        return 2
+
+
+def _run_view(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+
+    from .viewer import view
+
+    try:
+        r = view(
+            args.env_id,
+            args.policy,
+            num_envs=args.num_envs,
+            host=args.host,
+            port=args.port,
+            device=args.device,
+            seed=args.seed,
+            speed=args.speed,
+            paused=args.paused,
+            steps=args.steps,
+        )
+    except (ValueError, ImportError, FileNotFoundError, gym.error.Error) as e:
+        print(f"steel-envs view: {e}", file=sys.stderr)
+        return 2
+    print(f"{r['env_id']}: {r['steps']} steps, {len(r['returns'])} episodes ended, mean return {r['mean_return']:.2f}")
+    return 0
+
+
+def _run_record(args: argparse.Namespace) -> int:
+    try:
+        width, height = (int(v) for v in args.size.lower().split("x"))
+        frames, fps = record(
+            args.env_id,
+            steps=args.steps,
+            policy=args.policy,
+            num_worlds=args.worlds,
+            size=(width, height),
+            device=args.device,
+            seed=args.seed,
+        )
+        from .rendering import write_video
+
+        write_video(frames, args.out, fps=fps)
+    except (ValueError, ImportError) as e:
+        print(f"steel-envs record: {e}", file=sys.stderr)
+        return 2
+    print(f"{args.out}: {len(frames)} frames of {frames[0].shape[1]}x{frames[0].shape[0]}")
+    return 0
+
+
+def _run_rollout(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+
+    from steel_envs.registration import task_class
+
+    try:
+        task_class(args.env_id)
     except gym.error.UnregisteredEnv as e:  # names the closest IDs
         print(f"steel-envs rollout: {e} (steel-envs list shows them all)", file=sys.stderr)
         return 2
@@ -387,6 +354,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  ended by constraint overflow  {r['overflow_episodes']:.0f}")
     print(f"  ended by non-finite state     {r['nonfinite_episodes']:.0f}")
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``steel-envs`` console script. ``--help``, a command's ``--help`` and ``list`` answer
+    without loading Newton, Warp or torch."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    verbose = "--verbose" in argv
+    if argv and argv[0] in _TRAINING_COMMANDS:
+        return _run_training_command(argv, verbose)
+    args = _parser().parse_args(argv)
+    if args.command == "list":  # the registry only: no task module loads
+        from .registration import ENV_IDS
+
+        print("\n".join(ENV_IDS))
+        return 0
+    init_warp(verbose)
+    if args.command == "doctor":
+        from .doctor import run_cli
+
+        return run_cli(args)
+    return {"view": _run_view, "record": _run_record, "rollout": _run_rollout}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -46,17 +46,15 @@ from .arguments import (
     device_seed,
 )
 from .backends import SolverBackend
-from .components import (
-    ActionPipeline,
-    ContactWrenches,
-    EpisodeStatistics,
-    InitialStates,
-    ObservationPipeline,
-    PenetrationProbe,
-    Randomizer,
-    StepGraph,
-    TermGroups,
-)
+from .components.actions import ActionPipeline
+from .components.contact_wrenches import ContactWrenches
+from .components.episodes import EpisodeStatistics
+from .components.initial_states import InitialStates
+from .components.observations import ObservationPipeline
+from .components.penetration import PenetrationProbe
+from .components.randomization import Randomizer
+from .components.step_graph import StepGraph
+from .components.terms import TermGroups
 from .hooks import SceneHooks, TaskHooks
 from .spec import (
     check_task_declarations,

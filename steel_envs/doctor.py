@@ -251,7 +251,7 @@ def doctor(
         ValueError: If ``num_envs`` or ``steps`` is not an int >= 1, ``env_kwargs`` holds a keyword the doctor sets
             itself (``autoreset_mode``, ``world_offset``), or the env rejects an argument.
     """
-    import steel_envs
+    from steel_envs.registration import task_class
     from steel_envs.vbd_env import VBDVectorEnv
 
     for name, value in (("num_envs", num_envs), ("steps", steps)):
@@ -260,7 +260,7 @@ def doctor(
     forbidden = sorted({"autoreset_mode", "world_offset", "num_shards"} & set(env_kwargs))
     if forbidden:
         raise ValueError(f"{forbidden}: the doctor sets these itself")
-    vbd = issubclass(steel_envs.task_class(env_id), VBDVectorEnv)
+    vbd = issubclass(task_class(env_id), VBDVectorEnv)
     options = dict(solver_options or {})
     if not vbd:
         options["row_watermark"] = True
@@ -286,9 +286,9 @@ def doctor(
 def _diagnose(
     env_id: str, num_envs: int, steps: int, seed: int, vbd: bool, check_world_count: bool, kwargs: dict[str, Any]
 ) -> DoctorReport:
-    import steel_envs
+    from steel_envs.factory import make_vec
 
-    env = steel_envs.make_vec(env_id, num_envs, **kwargs)
+    env = make_vec(env_id, num_envs, **kwargs)
     try:
         report = DoctorReport(env_id=env_id, num_envs=num_envs, steps=steps, device=env.device, seed=seed)
         probe = _Probe(env, vbd, seed)
@@ -297,7 +297,7 @@ def _diagnose(
             probe.run(policy, actions[policy], track_world=num_envs - 1 if policy == "random" else None)
         twin = None
         if check_world_count and num_envs > 1:
-            twin_env = steel_envs.make_vec(env_id, 1, world_offset=num_envs - 1, **kwargs)
+            twin_env = make_vec(env_id, 1, world_offset=num_envs - 1, **kwargs)
             try:
                 twin_probe = _Probe(twin_env, vbd, seed, measure=False)
                 twin_probe.run("random", [a[-1:] for a in actions["random"]], track_world=0)
@@ -1014,14 +1014,14 @@ def run_cli(args: argparse.Namespace) -> int:
     on stderr)."""
     import gymnasium as gym
 
-    import steel_envs
+    from steel_envs.registration import task_class
 
     def error(message: str) -> int:
         print(f"steel-envs doctor: {message}", file=sys.stderr)
         return 2
 
     try:
-        steel_envs.task_class(args.env_id)
+        task_class(args.env_id)
     except gym.error.UnregisteredEnv as e:
         return error(f"{e} (steel-envs list shows them all)")
     for flag, value in (("--num-envs", args.num_envs), ("--steps", args.steps)):

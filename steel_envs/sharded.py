@@ -28,18 +28,19 @@ _FLAGS = ("constraint_overflow", "nonfinite_state", "nonfinite_action", "penetra
 
 def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str, torch.Tensor], conn) -> None:
     """Own one shard's env; answer ``step`` / ``reset`` / ``close`` commands over ``conn``."""
-    import warp as wp
 
-    from .cli import _init_warp
+    from .runtime import init_warp
 
-    wp.config.log_level = wp.LOG_WARNING
-    _init_warp(quiet=True)  # Warp's "no CUDA driver" notice from every worker would break the parent's progress bar
+    init_warp()  # Warp's "no CUDA driver" notice from every worker would break the parent's progress bar
     torch.set_num_threads(1)
-    import steel_envs
+    from .registration import task_class
 
     rows = slice(offset, offset + count)
     try:
-        env = steel_envs.make_vec(env_id, num_envs=count, device="cpu", world_offset=offset, **kwargs)
+        task_class(env_id)  # loads the task's module
+        env = gym.make_vec(
+            env_id, count, vectorization_mode="vector_entry_point", device="cpu", world_offset=offset, **kwargs
+        ).unwrapped
     except Exception as e:  # reported to the parent, which raises it
         conn.send(("error", f"{type(e).__name__}: {e}"))
         return
@@ -132,7 +133,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
     """
 
     def __init__(self, env_id: str, num_envs: int, num_shards: int, *, seed: int | None = None, **kwargs: Any):
-        import steel_envs
+        from .registration import task_class
 
         if kwargs.pop("device", "cpu") not in ("cpu", None):
             raise ValueError("device: a ShardedVectorEnv runs on the CPU")
@@ -147,7 +148,8 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         render_num_worlds = kwargs.get("render_num_worlds", 1)
         # The probe has one world: it checks every other argument; render_num_worlds is checked against shard 0.
         probe_kwargs = {k: v for k, v in kwargs.items() if k != "render_num_worlds"}
-        probe = steel_envs.make_vec(env_id, num_envs=1, device="cpu", **probe_kwargs)
+        task_class(env_id)  # an unknown ID raises here, naming the closest registered ones
+        probe = gym.make_vec(env_id, 1, vectorization_mode="vector_entry_point", device="cpu", **probe_kwargs).unwrapped
         if seed is None:  # one seed for every shard, so the population is one random stream as in a single env
             seed = int(np.random.SeedSequence().entropy % 2**63)
         self.num_envs = num_envs

@@ -14,9 +14,6 @@ import argparse
 import os
 from typing import Any
 
-import numpy as np
-import warp as wp
-
 __all__ = ["available_cores", "resolve_shards", "shards_arg"]
 
 
@@ -52,9 +49,12 @@ def resolve_shards(
         ValueError: On ``num_shards`` that is neither ``"auto"``, None nor an int >= 1.
         gymnasium.error.UnregisteredEnv: On an unknown ID.
     """
-    import steel_envs
+    import numpy as np
+    import warp as wp
 
-    cls = steel_envs.task_class(env_id)
+    from steel_envs.registration import task_class
+
+    cls = task_class(env_id)
     if num_shards not in ("auto", None):
         if isinstance(num_shards, (bool, np.bool_)) or not isinstance(num_shards, (int, np.integer)) or num_shards < 1:
             raise ValueError(f"num_shards: expected 'auto' or an int >= 1, got {num_shards!r}")

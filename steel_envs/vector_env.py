@@ -2,31 +2,18 @@
 
 The env contract itself (step order, autoreset, zero-copy views, episode statistics) is the solver-neutral core's
 (:class:`steel_envs.core.NewtonVectorEnv`); this class only names its solver backend
-(:class:`steel_envs.backends.SteelBackend`) and the solver's options. The declarations and checks it used to hold
-are re-exported here for the modules that import them from this one.
+(:class:`steel_envs.backends.SteelBackend`) and the solver's options.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from .arguments import check_actions, check_reset_mask, throughput_kwargs
 from .backends import SteelBackend
 from .core import NewtonVectorEnv
 from .solver_options import SteelSolverOptions
-from .spec import InitialStateSpec, ObservationBlock, RewardTerm, TaskConfig, TerminationTerm
 
-__all__ = [
-    "InitialStateSpec",
-    "ObservationBlock",
-    "RewardTerm",
-    "SteelVectorEnv",
-    "TaskConfig",
-    "TerminationTerm",
-    "check_actions",
-    "check_reset_mask",
-    "throughput_kwargs",
-]
+__all__ = ["SteelVectorEnv"]
 
 
 class SteelVectorEnv(NewtonVectorEnv):

@@ -61,7 +61,7 @@ class LiveViewer:
     Args:
         env_id: A registered ID, e.g. ``"steel_envs/AntRun-v0"``; None: the env of the ``steel-envs train``
             checkpoint given as ``policy``.
-        policy: Any spec of ``steel-envs evaluate`` (:func:`steel_envs.training.evaluate.load_policy_callable`):
+        policy: Any spec of ``steel-envs evaluate`` (:func:`steel_envs.policies.load_policy_callable`):
             ``"random"`` (uniform, seeded), ``"zero"``, a train checkpoint, an ``.onnx`` / TorchScript file,
             ``module:function``; or a callable, observations (N, obs_dim) float32 -> actions (N, act_dim).
         num_envs: Number of worlds.
@@ -103,14 +103,14 @@ class LiveViewer:
         _require_viser()
         import newton.viewer
 
-        import steel_envs
+        from steel_envs.factory import make_vec
 
         if env_id is None:
             if not isinstance(policy, str):
                 raise ValueError("env_id: needed unless the policy is a steel-envs train checkpoint")
             env_id = _checkpoint_env_id(policy)
         self.env_id = env_id
-        self.env = steel_envs.make_vec(env_id, num_envs=num_envs, device=device, seed=seed, **(env_kwargs or {}))
+        self.env = make_vec(env_id, num_envs=num_envs, device=device, seed=seed, **(env_kwargs or {}))
         self.viewer: newton.viewer.ViewerViser | None = None
         n, dev = self.env.num_envs, self.env.torch_device
         self.step_count = 0
@@ -133,7 +133,7 @@ class LiveViewer:
             if callable(policy):
                 self.policy_name, self._act = getattr(policy, "__name__", "callable"), policy
             else:
-                from steel_envs.training.evaluate import load_policy_callable
+                from steel_envs.policies import load_policy_callable
 
                 try:
                     self.policy_name, self._act = policy, load_policy_callable(policy, self.env, seed)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from steel_envs.envs.ant import HINGE_NAMES, AntScene, AntSceneConfig
-from steel_envs.tasks import register_task
 from steel_envs.tasks.terms import locomotion
 
+from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
 from steel_envs.train_config import PpoConfig
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import torch
 from steel_envs.envs.cartpole import POLE_HALF_LENGTH, POLE_MASS, CartpoleScene, CartpoleSceneConfig
-from steel_envs.tasks import register_task
 from steel_envs.tasks.terms import classic
 
+from steel_envs.registration import register_task
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.spec import ObservationBlock, RewardTerm
 from steel_envs.train_config import PpoConfig

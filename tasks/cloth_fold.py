@@ -9,8 +9,8 @@ import numpy as np
 import torch
 import warp as wp
 from steel_envs.envs.cloth import PARTICLE_RADIUS, ClothScene, ClothSceneConfig
-from steel_envs.tasks import register_task
 
+from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, term
 from steel_envs.train_config import PpoConfig
 

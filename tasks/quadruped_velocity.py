@@ -16,9 +16,9 @@ from steel_envs.envs.quadruped import (
     QuadrupedScene,
     QuadrupedSceneConfig,
 )
-from steel_envs.tasks import register_task
 from steel_envs.tasks.terms import legged
 
+from steel_envs.registration import register_task
 from steel_envs.spec import EpisodeMetric, ObservationBlock, RewardTerm, TerminationTerm
 from steel_envs.train_config import PpoConfig
 

@@ -9,10 +9,10 @@ import numpy as np
 import torch
 import warp as wp
 from steel_envs.envs.soft import PARTICLE_RADIUS, PUSHER_HALF, SoftScene, SoftSceneConfig
-from steel_envs.tasks import register_task
 from steel_envs.tasks.terms import goals
 from steel_envs.tasks.terms.goals import PushGoalConfig, draw_goal, goals_on_ground, planar_distance
 
+from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm, term
 from steel_envs.train_config import PpoConfig
 

@@ -15,7 +15,8 @@ import numpy as np
 import warp as wp
 
 from steel_envs.solver_options import SteelSolverOptions
-from steel_envs.vector_env import InitialStateSpec, SteelVectorEnv, TaskConfig
+from steel_envs.spec import InitialStateSpec, TaskConfig
+from steel_envs.vector_env import SteelVectorEnv
 
 ROD_MASS = 1.0
 """[kg]"""

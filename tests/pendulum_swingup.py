@@ -11,8 +11,8 @@ from typing import Any
 import warp as wp
 from pendulum_scene import PendulumScene, PendulumSceneConfig
 
-from steel_envs import ObservationBlock, RewardTerm, register_task
-from steel_envs.spec import term
+from steel_envs.registration import register_task
+from steel_envs.spec import ObservationBlock, RewardTerm, term
 
 
 @dataclass(kw_only=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import re
 import warnings
@@ -423,7 +424,7 @@ def test_bad_inputs_found_by_a_breaking_trial():
         env.set_world_parameters(mass_scale=[1.0] * 4)
     with pytest.raises(RuntimeError, match="closed"):
         env.physics()
-    from steel_envs.vector_env import throughput_kwargs
+    from steel_envs.arguments import throughput_kwargs
 
     assert throughput_kwargs(None) == throughput_kwargs("cpu") == {}  # Warp's preferred device here is the CPU
 
@@ -441,6 +442,25 @@ def test_registry_holds_every_task_and_lookups_suggest_ids():
         steel_envs.register_task("steel_envs_test/Bad-v0", dict)
     with pytest.raises(ValueError, match="already registered"):
         steel_envs.register_task(ANT, steel_envs.task_class(CARTPOLE))
+
+
+def test_the_manifest_read_from_source_matches_the_task_classes_and_the_facade_its_modules():
+    """``import steel_envs`` registers the shipped IDs from the tasks' source (no task module loads): each entry's
+    module, class, single-world adapter and time limit are those of the imported class, and Gymnasium's spec agrees;
+    each name of the top-level facade is the object its defining module holds."""
+    from steel_envs.registration import shipped_tasks
+
+    assert tuple(shipped_tasks()) == steel_envs.ENV_IDS and len(steel_envs.ENV_IDS) >= 8
+    for env_id, shipped in shipped_tasks().items():
+        cls = steel_envs.task_class(env_id)
+        module = importlib.import_module(shipped.module)
+        assert (cls.__module__, cls.__name__) == (shipped.module, shipped.vector_class)
+        assert cls.default_max_episode_steps == shipped.max_episode_steps == gym.spec(env_id).max_episode_steps
+        assert getattr(module, shipped.single_class).vector_cls is cls
+    for name in steel_envs.__all__:
+        value = getattr(steel_envs, name)
+        defining = importlib.import_module(getattr(value, "__module__", None) or "steel_envs.registration")
+        assert getattr(defining, name) is value, name
 
 
 def test_reward_weights_by_term_name_equal_the_config_fields():

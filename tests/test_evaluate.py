@@ -245,7 +245,7 @@ def test_the_shipped_reference_policy_solves_its_task():
     """``--policy reference`` loads the package's reference checkpoint of the env's ID (seed 0, or ``reference:<k>``);
     CartpoleBalance's holds the pole for a whole (shortened) episode in every world. Every shipped checkpoint's run
     names the ID of the folder it ships in."""
-    from steel_envs.training.policy import REFERENCE_DIR, reference_checkpoint
+    from steel_envs.policies import REFERENCE_DIR, reference_checkpoint
 
     result = evaluate(
         CARTPOLE, ["reference", "reference:1"], episodes=4, num_envs=4, progress=False, max_episode_steps=200

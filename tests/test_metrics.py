@@ -9,7 +9,7 @@ import torch
 from steel_envs.tasks.terms import locomotion
 
 import steel_envs
-from steel_envs import EpisodeMetric
+from steel_envs.spec import EpisodeMetric
 
 
 def _random_actions(env, generator: torch.Generator) -> torch.Tensor:

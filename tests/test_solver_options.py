@@ -11,7 +11,7 @@ import pytest
 from conftest import CARTPOLE, make
 from newton.solvers import SolverSteel, SolverVBD
 
-from steel_envs import SteelSolverOptions, VBDSolverOptions
+from steel_envs.solver_options import SteelSolverOptions, VBDSolverOptions
 
 
 @pytest.mark.parametrize(

@@ -38,9 +38,12 @@ def test_private_attribute_access_across_modules_is_caught() -> None:
 _IMPORT_PROBE = """
 import sys
 import steel_envs
+light = [m for m in sys.modules if m.split(".")[0] in ("warp", "newton", "torch") or m.startswith("steel_envs.tasks.")]
+steel_envs.registry()
 import warp._src.context as warp_context
 optional = ("matplotlib", "scipy", "mujoco", "rsl_rl", "stable_baselines3", "skrl", "torchrl", "tensordict",
             "onnxruntime", "tyro", "viser", "imageio")
+print(light)
 print([m for m in sys.modules if m.split(".")[0] in optional or m.startswith(("steel_envs.training",
        "steel_envs.adapters"))])
 print(warp_context.runtime is None)
@@ -48,12 +51,119 @@ print(warp_context.runtime is None)
 
 
 def test_import_stays_light() -> None:
-    """``import steel_envs`` registers every task (their modules load) but imports no optional library or training
-    code and leaves Warp uninitialised: no device query and no kernel compiled or loaded until an env is built."""
+    """``import steel_envs`` registers every shipped ID without loading a task module, Warp, Newton or torch; loading
+    every task (``registry()``) imports no optional library or training code and leaves Warp uninitialised: no
+    device query and no kernel compiled or loaded until an env is built."""
     result = subprocess.run([sys.executable, "-c", _IMPORT_PROBE], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
-    heavy, warp_idle = result.stdout.split("\n")[-3:-1]
-    assert heavy == "[]" and warp_idle == "True", result.stdout
+    light, heavy, warp_idle = result.stdout.split("\n")[-4:-1]
+    assert light == heavy == "[]" and warp_idle == "True", result.stdout
+
+
+_PACKAGES = {"steel_envs": "steel_envs", "envs": "steel_envs.envs", "tasks": "steel_envs.tasks"}
+_PACKAGES["training"] = "steel_envs.training"
+
+
+def _project_modules() -> dict[str, Path]:
+    """Dotted name -> file of every module of the package (``envs/``, ``tasks/``, ``training/`` are its
+    subpackages, as pyproject's package-dir maps them)."""
+    found = {}
+    for folder, package in _PACKAGES.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
+            found[".".join([package, *(parts[:-1] if parts[-1] == "__init__" else parts)])] = path
+    return found
+
+
+def _runtime_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement that runs: module level or inside a function, not under ``if TYPE_CHECKING:``."""
+    typing_only = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            typing_only |= {id(n) for statement in node.body for n in ast.walk(statement)}
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) and id(n) not in typing_only]
+
+
+def _imported(name: str, path: Path, node: ast.Import | ast.ImportFrom, modules: dict) -> list[tuple[str, str]]:
+    """(module, name or "") pairs that ``node`` in module ``name`` imports, relative imports resolved."""
+    if isinstance(node, ast.Import):
+        return [(a.name, "") for a in node.names]
+    base = node.module or ""
+    if node.level:
+        parent = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        base = ".".join(parent[: len(parent) - node.level + 1] + ([base] if base else []))
+    return [((f"{base}.{a.name}", "") if f"{base}.{a.name}" in modules else (base, a.name)) for a in node.names]
+
+
+def _import_graph() -> dict[str, set[str]]:
+    modules = _project_modules()
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in _runtime_imports(ast.parse(path.read_text())):
+            graph[name] |= {m for m, _ in _imported(name, path, node, modules) if m in modules and m != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while not component or component[-1] != v:
+                component.append(stack.pop())
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_import_graph_has_no_cycle_and_the_library_never_imports_training() -> None:
+    """Every import that runs (function-level ones included) forms no cycle, and nothing outside training/ imports
+    training/ except the console script's dispatch table (a module name, not an import)."""
+    graph = _import_graph()
+    assert len(graph) > 60 and "steel_envs.registration" in graph["steel_envs.factory"]
+    assert _cycles(graph) == []
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]  # the check can fail
+    reaching = {m: sorted(t for t in ts if t.startswith("steel_envs.training")) for m, ts in graph.items()}
+    assert {m: t for m, t in reaching.items() if t and not m.startswith("steel_envs.training")} == {}
+
+
+def test_every_import_names_the_module_that_defines_the_name() -> None:
+    """One canonical path per symbol: no module of the project or its tests imports a name from a module that only
+    re-exports it (the top-level ``steel_envs`` facade is the users' API; tests/test_api.py checks it resolves to
+    the defining modules)."""
+    modules = _project_modules()
+    defined: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text())
+        defined[name] = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        for n in tree.body:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
+            defined[name] |= {t.id for t in targets if isinstance(t, ast.Name)}
+    offenders = []
+    tests = {f"tests.{p.stem}": p for p in (ROOT / "tests").glob("*.py")}
+    for name, path in {**modules, **tests}.items():
+        for node in _runtime_imports(ast.parse(path.read_text())):
+            for module, symbol in _imported(name, path, node, modules):
+                if symbol and module in defined and symbol not in defined[module]:
+                    offenders.append(f"{path.relative_to(ROOT)}: from {module} import {symbol}")
+    assert not offenders, offenders
 
 
 _CORE_MODULES = ("core.py", "backends.py", "hooks.py", "spec.py", "arguments.py", "vector_env.py", "vbd_env.py")

@@ -13,8 +13,7 @@ import warp as wp
 from conftest import random_actions
 from pendulum_swingup import PendulumSwingupEnv
 
-from steel_envs import EpisodeMetric, ObservationBlock, RewardTerm, TerminationTerm
-from steel_envs.spec import term
+from steel_envs.spec import EpisodeMetric, ObservationBlock, RewardTerm, TerminationTerm, term
 
 
 @term("|theta_dot|")

@@ -24,7 +24,7 @@ from torchrl.modules import ProbabilisticActor, TanhNormal, ValueOperator
 from torchrl.objectives import ClipPPOLoss
 from torchrl.objectives.value import GAE
 
-from steel_envs.adapters import TorchRLEnv
+from steel_envs.adapters.torchrl import TorchRLEnv
 
 PUSH_CUBE = "steel_envs/PushCube-v0"
 

@@ -74,7 +74,7 @@ def test_schedule_reaches_the_optimizer(tmp_path, schedule):
 
 def test_min_noise_std_floors_the_policy_std(tmp_path):
     """The saved floor rebuilds with the policy: a std parameter driven below it samples with the floor's std."""
-    from steel_envs.training.policy import load_policy
+    from steel_envs.policies import load_policy
 
     r = train(_args(tmp_path, "--max-iterations", "1", "--min-noise-std", "0.25"))
     assert _saved(r.run_dir)["hyper_parameters"]["min_noise_std"] == 0.25
@@ -95,8 +95,9 @@ def test_clip_value_loss_bounds_the_critics_step(tmp_path):
     predicts about 0: with the clipped value loss one iteration leaves its predictions near 0 (a sample's loss stops
     pulling once its prediction moved clip_param = 0.2 from the rollout's), without it they move several times as far
     (learning rate 1e-2, fixed)."""
-    from steel_envs.training.policy import load_policy
     from tensordict import TensorDict
+
+    from steel_envs.policies import load_policy
 
     means = {}
     for flag in ("--clip-value-loss", "--no-clip-value-loss"):

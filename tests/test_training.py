@@ -141,7 +141,9 @@ def test_play_runs_the_checkpoint(trained):
 def test_a_checkpoint_plays_on_the_task_config_it_trained_with(tmp_path):
     """``--env.*`` overrides of a run (train_args.json) are the config its checkpoint is loaded, played and
     evaluated with, not the task's defaults; keywords of the caller still win."""
-    from steel_envs.training.policy import load_policy, play
+    from steel_envs.training.policy import play
+
+    from steel_envs.policies import load_policy
 
     r = train(TrainArgs(env_id=CARTPOLE, log_dir=str(tmp_path), env={"force_scale": 4.0}, **TINY))
     _, env = load_policy(r.checkpoint)
@@ -176,7 +178,9 @@ def test_a_seed_reproduces_its_run_bit_for_bit(trained, tmp_path):
 
 @pytest.mark.parametrize("fmt", ["onnx", "torchscript"])
 def test_exported_policy_matches_the_torch_policy(trained, tmp_path, fmt):
-    from steel_envs.training.policy import export, load_policy
+    from steel_envs.training.policy import export
+
+    from steel_envs.policies import load_policy
 
     path = export(trained.checkpoint, format=fmt, out=str(tmp_path / ("p.onnx" if fmt == "onnx" else "p.pt")))
     assert sorted(os.listdir(tmp_path)) == [os.path.basename(path)]  # one self-contained file (no .onnx.data)

@@ -242,9 +242,8 @@ def test_the_browser_draws_the_worlds_and_the_picture_follows_the_simulation(tmp
 
 def test_the_viewer_runs_the_policy_as_a_twin_env_stepped_by_hand():
     _require_viser()
-    from steel_envs.training.evaluate import load_policy_callable
-
     import steel_envs
+    from steel_envs.policies import load_policy_callable
     from steel_envs.viewer import view
 
     steps, seed = 60, 5

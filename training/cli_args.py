@@ -25,8 +25,9 @@ def find_env_id(argv: list[str]) -> str | None:
         gymnasium.error.UnregisteredEnv: If the first word is not a registered ID.
     """
     import steel_envs
+    from steel_envs.registration import registered_ids
 
-    registered = set(steel_envs.registry())
+    registered = set(registered_ids())
     for a in argv:
         if a in registered:
             return a

@@ -1,4 +1,4 @@
-"""``steel-envs evaluate`` and ``steel_envs.evaluate``: compare policies over many worlds, seeds and a
+"""``steel-envs evaluate`` and :func:`evaluate`: compare policies over many worlds, seeds and a
 robustness grid, with bootstrap confidence intervals.
 
 **Episode accounting.** For each (policy, seed) one vector env runs ``num_envs`` worlds in parallel. The
@@ -28,7 +28,6 @@ with :meth:`steel_envs.NewtonVectorEnv.set_world_parameters`; every cell of the 
 from __future__ import annotations
 
 import argparse
-import importlib
 import itertools
 import json
 import os
@@ -39,7 +38,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 
-__all__ = ["EpisodeRecord", "EvaluationResult", "PolicySummary", "evaluate", "load_policy_callable", "main"]
+from steel_envs.policies import load_policy_callable
+
+__all__ = ["EpisodeRecord", "EvaluationResult", "PolicySummary", "evaluate", "main"]
 
 SWEEPABLE = ("friction", "mass_scale")
 """Parameters ``--sweep`` accepts."""
@@ -114,59 +115,6 @@ class EvaluationResult:
         """Write the whole result (every episode included) as JSON."""
         with open(path, "w") as f:
             json.dump(asdict(self), f, indent=1)
-
-
-def load_policy_callable(spec: str, env, seed: int) -> Callable[[torch.Tensor], torch.Tensor]:
-    """A policy ``obs (N, obs_dim) float32 -> actions (N, act_dim)`` from a spec (see the module doc).
-
-    Raises:
-        ValueError: If the spec names no policy this function knows.
-    """
-    shape = (env.num_envs, env.action_dim)
-    if spec == "zero":
-        return lambda obs: torch.zeros(shape, device=obs.device)
-    if spec == "random":
-        generator = torch.Generator(device=env.torch_device).manual_seed(seed)
-        return lambda obs: torch.rand(shape, generator=generator, device=obs.device) * 2.0 - 1.0
-    if spec == "reference" or spec.startswith("reference:"):
-        from .policy import reference_checkpoint
-
-        env_id = env.spec.id if env.spec is not None else "?"
-        suffix = spec.partition(":")[2]
-        if suffix and not suffix.isdigit():
-            raise ValueError(f"policy: expected 'reference' or 'reference:<seed>', got {spec!r}")
-        spec = reference_checkpoint(env_id, int(suffix or 0))
-    if spec.endswith(".onnx") and os.path.isfile(spec):
-        import onnxruntime
-
-        session = onnxruntime.InferenceSession(spec, providers=["CPUExecutionProvider"])
-        name = session.get_inputs()[0].name
-        return lambda obs: torch.from_numpy(session.run(None, {name: obs.cpu().numpy()})[0]).to(obs.device)
-    if os.path.isfile(spec):
-        if os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(spec)), "train_args.json")) and not (
-            os.path.basename(spec).startswith("policy")
-        ):
-            from .policy import load_policy
-
-            loaded, helper_env = load_policy(spec, device=str(env.torch_device))
-            helper_env.close()
-            return loaded.policy
-        module = torch.jit.load(spec, map_location=env.torch_device)
-        return lambda obs: module(obs)
-    if ":" in spec:
-        module_name, function = spec.split(":", 1)
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as e:
-            raise ValueError(f"policy: cannot import the module of {spec!r}: {e}") from None
-        policy = getattr(module, function, None)
-        if not callable(policy):
-            raise ValueError(f"policy: module {module_name!r} has no function {function!r} (from {spec!r})")
-        return policy
-    raise ValueError(
-        f"policy: expected a checkpoint, .onnx / TorchScript file, module:function, 'reference[:<seed>]', 'random' or "
-        f"'zero', got {spec!r}"
-    )
 
 
 def _cells(sweep: dict[str, list[float]]) -> list[dict[str, float]]:

@@ -1,8 +1,9 @@
-"""``steel-envs play`` and ``steel-envs export``: load a ``steel-envs train`` checkpoint, run it, export it.
+"""``steel-envs play`` and ``steel-envs export``: run a policy (a ``steel-envs train`` checkpoint or any spec of
+:mod:`steel_envs.policies`), export a checkpoint.
 
 A checkpoint is rsl_rl's ``model_*.pt`` inside a run folder that also holds ``train_args.json`` (written by
-``steel-envs train``), from which the env ID and the model sizes are read back. The package ships reference
-checkpoints of that layout (:func:`reference_checkpoint`, written by ``steel_envs.training.benchmarks.reference``).
+``steel-envs train``), from which the env ID and the model sizes are read back
+(:func:`steel_envs.policies.load_policy`).
 """
 
 from __future__ import annotations
@@ -10,83 +11,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import os
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
 
-__all__ = ["REFERENCE_DIR", "export", "load_policy", "main_export", "main_play", "play", "reference_checkpoint"]
+from steel_envs.policies import load_policy, load_policy_callable
 
-REFERENCE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference")
-"""Where the shipped reference checkpoints live: ``<REFERENCE_DIR>/<Name>/seed<k>/model_final.pt``."""
-
-
-def reference_checkpoint(env_id: str, seed: int = 0) -> str:
-    """The shipped reference checkpoint of ``env_id`` trained with ``seed`` (``--policy reference``).
-
-    Raises:
-        FileNotFoundError: If no reference checkpoint of that ID and seed ships with the package.
-    """
-    path = os.path.join(REFERENCE_DIR, env_id.split("/")[-1], f"seed{seed}", "model_final.pt")
-    if not os.path.isfile(path):
-        shipped = sorted(os.listdir(REFERENCE_DIR)) if os.path.isdir(REFERENCE_DIR) else []
-        raise FileNotFoundError(
-            f"policy: no reference checkpoint of {env_id} seed {seed} ships (IDs that have one: {shipped})"
-        )
-    return path
-
-
-@dataclass
-class LoadedPolicy:
-    """A trained policy and what it was trained on."""
-
-    env_id: str
-    policy: Callable[[torch.Tensor], torch.Tensor]
-    """Deterministic policy: observations (N, obs_dim) float32 -> actions (N, act_dim)."""
-    runner: object
-    """rsl_rl's OnPolicyRunner holding the models (for export)."""
-
-
-def load_policy(checkpoint: str, *, device: str = "cpu", num_envs: int = 1, **env_kwargs) -> tuple:
-    """Load ``checkpoint`` with the hyper-parameters of its run; return (LoadedPolicy, vector env).
-
-    The env is made with the task config and solver options the run trained with (``steel-envs train --env.*``,
-    saved in ``train_args.json``); ``env_kwargs`` override them.
-
-    Raises:
-        FileNotFoundError: If the checkpoint or the run's ``train_args.json`` is missing.
-    """
-    import steel_envs
-    from steel_envs.adapters.rsl_rl import RslRlVecEnv, make_runner, runner_config
-    from steel_envs.train_config import PpoConfig
-
-    if not os.path.isfile(checkpoint):
-        raise FileNotFoundError(f"checkpoint: no file {checkpoint!r}")
-    args_file = os.path.join(os.path.dirname(os.path.abspath(checkpoint)), "train_args.json")
-    if not os.path.isfile(args_file):
-        raise FileNotFoundError(f"checkpoint: {args_file!r} (written by steel-envs train) is missing")
-    with open(args_file) as f:
-        saved = json.load(f)
-    # A run saved before train_args.json held its env overrides trained on the task's defaults.
-    env_kwargs = {**saved.get("env", {}), **env_kwargs}
-    env = steel_envs.make_vec(saved["env_id"], num_envs=num_envs, device=device, **env_kwargs)
-    with contextlib.redirect_stdout(io.StringIO()):
-        # A run saved before a hyper-parameter existed trained with its default.
-        ppo = PpoConfig.from_saved(saved["hyper_parameters"])
-        runner = make_runner(RslRlVecEnv(env), runner_config(ppo), None, device)
-        runner.load(checkpoint, map_location=device)
-    model = runner.get_inference_policy(device)
-
-    def policy(obs: torch.Tensor) -> torch.Tensor:
-        from tensordict import TensorDict
-
-        with torch.inference_mode():
-            return model(TensorDict({"policy": obs}, batch_size=[obs.shape[0]]))
-
-    return LoadedPolicy(saved["env_id"], policy, runner), env
+__all__ = ["export", "main_export", "main_play", "play"]
 
 
 def play(
@@ -106,7 +38,7 @@ def play(
     ``mean_length``). With ``video`` (.mp4 or .gif), world 0 is rendered every step and written there. With
     ``viewer`` (a port), the worlds are shown live in a web browser instead (:func:`steel_envs.viewer.view`).
 
-    ``policy`` is any spec of ``steel-envs evaluate`` (:func:`steel_envs.training.evaluate.load_policy_callable`),
+    ``policy`` is any spec of ``steel-envs evaluate`` (:func:`steel_envs.policies.load_policy_callable`),
     e.g. ``module:function`` (observations (N, obs_dim) float32 -> actions (N, act_dim)).
 
     Raises:
@@ -132,8 +64,6 @@ def play(
         if env_id is None:
             raise ValueError("play: a policy needs an env_id")
         import steel_envs
-
-        from .evaluate import load_policy_callable
 
         env = steel_envs.make_vec(env_id, num_envs=num_envs, device=device, seed=seed, **render)
         act = load_policy_callable(policy, env, seed)

@@ -26,11 +26,12 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import torch
+from typing import TYPE_CHECKING, Any, Literal
 
 from .train_args import TrainArgs, TrainPlan, parse_args, plan
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["StopTraining", "TrainResult", "main", "train"]
 
@@ -157,6 +158,8 @@ def _wandb_environment(enabled: bool, run_dir: str):
 
 def _threads(args: TrainArgs, p: TrainPlan, device: str, world_size: int, rank: int) -> tuple[int, int]:
     """(shards, learner threads) of the run, ``auto`` resolved (printing why on rank 0)."""
+    import torch
+
     from steel_envs.sharding import available_cores, resolve_shards
 
     shards = args.shards
@@ -180,6 +183,8 @@ def train(args: TrainArgs) -> TrainResult:
         ValueError: On invalid env arguments or config overrides (see :class:`steel_envs.SteelVectorEnv`), bad
             counts, a checkpoint that does not fit the models, or a W&B logger that cannot start.
     """
+    import torch
+
     import steel_envs
     from steel_envs.adapters.rsl_rl import distributed_ranks
     from steel_envs.arguments import throughput_kwargs
@@ -332,11 +337,14 @@ def main(argv: list[str] | None = None) -> int:
     """``steel-envs train``: parse the arguments (:func:`parse_args`) and train."""
     import warp as wp
 
-    from steel_envs.adapters.rsl_rl import distributed_ranks
-
     wp.config.log_level = wp.LOG_WARNING
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = parse_args(argv)
+    args = parse_args(argv)  # before the heavy imports: --help and a refusal answer at once
+
+    import torch
+
+    from steel_envs.adapters.rsl_rl import distributed_ranks
+
     r = train(args)
     print(
         f"{args.env_id}: {r.iterations} iterations, {r.env_steps} env-steps in {r.seconds:.1f} s "

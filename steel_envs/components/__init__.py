@@ -13,25 +13,3 @@ world mask. The core (:class:`steel_envs.core.NewtonVectorEnv`) calls them in th
 - :class:`TermGroups`: the task's term functions, one kernel per group (observations, terminations, rewards,
   metrics).
 """
-
-from .actions import ActionPipeline
-from .contact_wrenches import ContactWrenches
-from .episodes import EpisodeStatistics
-from .initial_states import InitialStates
-from .observations import ObservationPipeline
-from .penetration import PenetrationProbe
-from .randomization import Randomizer
-from .step_graph import StepGraph
-from .terms import TermGroups
-
-__all__ = [
-    "ActionPipeline",
-    "ContactWrenches",
-    "EpisodeStatistics",
-    "InitialStates",
-    "ObservationPipeline",
-    "PenetrationProbe",
-    "Randomizer",
-    "StepGraph",
-    "TermGroups",
-]

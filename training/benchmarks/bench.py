@@ -79,8 +79,8 @@ def _measure_env(
     env_id: str, num_envs: int, steps: int, device: str | None, featherstone: bool = True
 ) -> list[BenchRow]:
     import steel_envs
+    from steel_envs.arguments import throughput_kwargs
     from steel_envs.vbd_env import VBDVectorEnv
-    from steel_envs.vector_env import throughput_kwargs
 
     report: list[str] = []
     tracker = wp.ScopedMemoryTracker("env", print=False, report_func=report.append)

@@ -13,7 +13,7 @@ one. It writes, under ``--out`` (default ``docs/reference``):
   their range;
 
 and copies each seed's checkpoint with its ``train_args.json`` to ``--checkpoints`` (default the package's
-``steel_envs/training/reference/<Name>/seed<k>/``), where ``--policy reference`` finds seed 0's. It prints the
+``steel_envs/reference/<Name>/seed<k>/``), where ``--policy reference`` finds seed 0's. It prints the
 README's "Reference results" row of the ID.
 """
 
@@ -32,7 +32,8 @@ import time
 import warnings
 
 import numpy as np
-from steel_envs.training.policy import REFERENCE_DIR
+
+from steel_envs.policies import REFERENCE_DIR
 
 __all__ = ["main"]
 
