@@ -45,30 +45,53 @@ def rollout(
     Raises:
         ValueError: On an unknown policy or a non-positive step count.
     """
-    import torch
-
+    from steel_envs.arguments import throughput_kwargs
     from steel_envs.factory import make_vec
 
     if policy not in ("random", "zero"):
         raise ValueError(f"policy: expected 'random' or 'zero', got {policy!r}")
     if steps < 2:
         raise ValueError(f"steps: expected an int >= 2, got {steps}")
-    from steel_envs.arguments import throughput_kwargs
 
     env = make_vec(
         env_id, num_envs=num_envs, device=device, seed=seed, num_shards=num_shards, **throughput_kwargs(device)
     )
+    env.reset(seed=seed)
+    totals, seconds = _step_and_sum(env, env_id, steps, policy, seed, progress)
+    env_steps = env.num_envs * (steps - 1) / seconds
+    env.close()
+    count, total_return, total_length, overflow, nonfinite = totals.tolist()
+    return {
+        "env_steps_per_s": env_steps,
+        "physics_steps_per_s": env_steps * env.decimation,
+        "episodes": count,
+        "mean_return": total_return / count if count else float("nan"),
+        "mean_length": total_length / count if count else float("nan"),
+        "overflow_episodes": overflow,
+        "nonfinite_episodes": nonfinite,
+        "seconds": seconds,
+    }
+
+
+def _step_and_sum(env, env_id: str, steps: int, policy: str, seed: int, progress: bool):
+    """Step ``env`` ``steps`` times with ``policy``; return the sums over ended episodes (count, return, length,
+    overflow, non-finite state; a (5,) float64 tensor) and the seconds of every step after the first."""
+    import torch
+    from tqdm import tqdm
+
     generator = torch.Generator(device=env.torch_device).manual_seed(seed)
     shape = (env.num_envs, env.action_dim)
     zeros = torch.zeros(shape, device=env.torch_device)
-    # Sums over ended episodes, kept on the device (no host read per step): count, return, length, overflow,
-    # non-finite state. The progress bar reads them every 50 steps.
+    # Kept on the device (no host read per step); the progress bar reads them every 50 steps.
     totals = torch.zeros(5, dtype=torch.float64, device=env.torch_device)
-    env.reset(seed=seed)
-
-    from tqdm import tqdm
-
-    bar = tqdm(range(steps), desc=env_id, unit="step", disable=not progress, dynamic_ncols=True, mininterval=0.5)
+    bar = tqdm(
+        range(steps),
+        desc=env_id,
+        unit="step",
+        disable=not progress,
+        dynamic_ncols=True,
+        mininterval=0.5,
+    )
     start = time.perf_counter()
     for step in bar:
         if step == 1:
@@ -88,20 +111,7 @@ def rollout(
             bar.set_postfix(episodes=int(count), mean_return=f"{total / max(count, 1):.2f}", refresh=False)
     if env.torch_device.type == "cuda":
         torch.cuda.synchronize(env.torch_device)
-    seconds = time.perf_counter() - start
-    env_steps = env.num_envs * (steps - 1) / seconds
-    env.close()
-    count, total_return, total_length, overflow, nonfinite = totals.tolist()
-    return {
-        "env_steps_per_s": env_steps,
-        "physics_steps_per_s": env_steps * env.decimation,
-        "episodes": count,
-        "mean_return": total_return / count if count else float("nan"),
-        "mean_length": total_length / count if count else float("nan"),
-        "overflow_episodes": overflow,
-        "nonfinite_episodes": nonfinite,
-        "seconds": seconds,
-    }
+    return totals, time.perf_counter() - start
 
 
 def record(

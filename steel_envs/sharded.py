@@ -26,16 +26,81 @@ __all__ = ["ShardedVectorEnv"]
 _FLAGS = ("constraint_overflow", "nonfinite_state", "nonfinite_action", "penetration")
 
 
+class _Shard:
+    """One worker process's env and the rows of the shared tensors it writes."""
+
+    def __init__(self, env: Any, shared: dict[str, torch.Tensor], offset: int, count: int):
+        self.env, self.shared, self.offset = env, shared, offset
+        self.rows = slice(offset, offset + count)
+        self.critic = env.observation_groups["critic"]
+
+    def publish(self, obs: torch.Tensor, info: dict[str, Any]) -> None:
+        """Copy what both ``reset`` and ``step`` return into the shared tensors."""
+        env, shared, rows = self.env, self.shared, self.rows
+        shared["obs"][rows] = obs
+        if "critic" in shared:
+            shared["critic"][rows] = self.critic
+        shared["episode_length"][rows] = env.episode_length
+        for i, name in enumerate(_FLAGS):
+            shared["flags"][i, rows] = info[name]
+        for i, term in enumerate(env.terminations):
+            shared["term_flags"][i, rows] = info[term.name]
+
+    def step(self) -> None:
+        env, shared, rows = self.env, self.shared, self.rows
+        obs, reward, terminated, truncated, info = env.step(shared["actions"][rows])
+        shared["reward"][rows] = reward
+        shared["terminated"][rows] = terminated
+        shared["truncated"][rows] = truncated
+        for i, term in enumerate(env.reward_terms):
+            shared["reward_terms"][i, rows] = info[f"reward_{term}"]
+        for key in env.task_info:
+            shared[f"task_{key}"][rows] = info[key]
+        episode = info["episode"]
+        for i, term in enumerate(env.terminations):
+            shared["ep_term_flags"][i, rows] = episode[term.name]
+        for i, metric in enumerate(env.metrics):
+            shared["ep_metrics"][i, rows] = episode[metric.name]
+        shared["done"][rows] = info["_episode"]
+        shared["ep_r"][rows] = episode["r"]
+        shared["ep_l"][rows] = episode["l"]
+        shared["ep_overflow"][rows] = episode["constraint_overflow"]
+        shared["ep_penetration"][rows] = episode["penetration"]
+        for i, term in enumerate(env.reward_terms):
+            shared["ep_terms"][i, rows] = episode[f"reward_{term}"]
+        if "final_obs" in info:
+            shared["final_obs"][rows] = info["final_obs"]
+        self.publish(obs, info)
+
+    def answer(self, command: str, arg: Any) -> tuple[str, Any]:
+        """Run ``command``; the reply to send."""
+        env, rows = self.env, self.rows
+        if command == "step":
+            self.step()
+        elif command == "reset":
+            seed, mask = arg
+            obs, info = env.reset(seed=seed, options=None if mask is None else {"reset_mask": mask[rows]})
+            self.publish(obs, info)
+            self.shared["done"][rows] = False
+        elif command == "set_episode_length":
+            env.set_episode_length(arg[rows])
+            self.shared["episode_length"][rows] = env.episode_length
+        elif command == "set_world_parameters":
+            env.set_world_parameters(**{k: None if v is None else v[rows] for k, v in arg.items()})
+        elif command == "render":
+            return "ok", env.render() if self.offset == 0 else None  # the rendered worlds are shard 0's
+        elif command == "close":
+            env.close()
+        return "ok", None
+
+
 def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str, torch.Tensor], conn) -> None:
     """Own one shard's env; answer ``step`` / ``reset`` / ``close`` commands over ``conn``."""
-
+    from .registration import task_class
     from .runtime import init_warp
 
     init_warp()  # Warp's "no CUDA driver" notice from every worker would break the parent's progress bar
     torch.set_num_threads(1)
-    from .registration import task_class
-
-    rows = slice(offset, offset + count)
     try:
         task_class(env_id)  # loads the task's module
         env = gym.make_vec(
@@ -45,19 +110,7 @@ def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str
         conn.send(("error", f"{type(e).__name__}: {e}"))
         return
     conn.send(("ready", None))
-
-    critic = env.observation_groups["critic"]
-
-    def publish(obs: torch.Tensor, info: dict[str, Any]) -> None:
-        shared["obs"][rows] = obs
-        if "critic" in shared:
-            shared["critic"][rows] = critic
-        shared["episode_length"][rows] = env.episode_length
-        for i, name in enumerate(_FLAGS):
-            shared["flags"][i, rows] = info[name]
-        for i, term in enumerate(env.terminations):
-            shared["term_flags"][i, rows] = info[term.name]
-
+    shard = _Shard(env, shared, offset, count)
     while True:
         try:
             command, arg = conn.recv()
@@ -65,51 +118,24 @@ def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str
             env.close()
             return
         try:
-            if command == "step":
-                obs, reward, terminated, truncated, info = env.step(shared["actions"][rows])
-                shared["reward"][rows] = reward
-                shared["terminated"][rows] = terminated
-                shared["truncated"][rows] = truncated
-                for i, term in enumerate(env.reward_terms):
-                    shared["reward_terms"][i, rows] = info[f"reward_{term}"]
-                for key in env.task_info:
-                    shared[f"task_{key}"][rows] = info[key]
-                episode = info["episode"]
-                for i, term in enumerate(env.terminations):
-                    shared["ep_term_flags"][i, rows] = episode[term.name]
-                for i, metric in enumerate(env.metrics):
-                    shared["ep_metrics"][i, rows] = episode[metric.name]
-                shared["done"][rows] = info["_episode"]
-                shared["ep_r"][rows] = episode["r"]
-                shared["ep_l"][rows] = episode["l"]
-                shared["ep_overflow"][rows] = episode["constraint_overflow"]
-                shared["ep_penetration"][rows] = episode["penetration"]
-                for i, term in enumerate(env.reward_terms):
-                    shared["ep_terms"][i, rows] = episode[f"reward_{term}"]
-                if "final_obs" in info:
-                    shared["final_obs"][rows] = info["final_obs"]
-                publish(obs, info)
-            elif command == "reset":
-                seed, mask = arg
-                options = None if mask is None else {"reset_mask": mask[rows]}
-                obs, info = env.reset(seed=seed, options=options)
-                publish(obs, info)
-                shared["done"][rows] = False
-            elif command == "set_episode_length":
-                env.set_episode_length(arg[rows])
-                shared["episode_length"][rows] = env.episode_length
-            elif command == "set_world_parameters":
-                env.set_world_parameters(**{k: None if v is None else v[rows] for k, v in arg.items()})
-            elif command == "render":
-                conn.send(("ok", env.render() if offset == 0 else None))  # the rendered worlds are shard 0's
-                continue
-            elif command == "close":
-                env.close()
-                conn.send(("ok", None))
-                return
-            conn.send(("ok", None))
+            conn.send(shard.answer(command, arg))
         except Exception as e:
             conn.send(("error", f"{type(e).__name__}: {e}"))
+            continue
+        if command == "close":
+            return
+
+
+def _check_counts(num_envs: Any, num_shards: Any, kwargs: dict[str, Any]) -> None:
+    """Raise ValueError on a bad count, a device other than the CPU or a non-state observation mode."""
+    if kwargs.pop("device", "cpu") not in ("cpu", None):
+        raise ValueError("device: a ShardedVectorEnv runs on the CPU")
+    if kwargs.get("obs_mode", "state") != "state":
+        raise ValueError(f"obs_mode: a ShardedVectorEnv returns state observations only, got {kwargs['obs_mode']!r}")
+    if isinstance(num_shards, bool) or not isinstance(num_shards, int) or num_shards < 1:
+        raise ValueError(f"num_shards: expected an int >= 1, got {num_shards!r}")
+    if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < num_shards:
+        raise ValueError(f"num_envs: expected an int >= num_shards={num_shards}, got {num_envs!r}")
 
 
 class ShardedVectorEnv(gym.vector.VectorEnv):
@@ -135,16 +161,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
     def __init__(self, env_id: str, num_envs: int, num_shards: int, *, seed: int | None = None, **kwargs: Any):
         from .registration import task_class
 
-        if kwargs.pop("device", "cpu") not in ("cpu", None):
-            raise ValueError("device: a ShardedVectorEnv runs on the CPU")
-        if kwargs.get("obs_mode", "state") != "state":
-            raise ValueError(
-                f"obs_mode: a ShardedVectorEnv returns state observations only, got {kwargs['obs_mode']!r}"
-            )
-        if isinstance(num_shards, bool) or not isinstance(num_shards, int) or num_shards < 1:
-            raise ValueError(f"num_shards: expected an int >= 1, got {num_shards!r}")
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < num_shards:
-            raise ValueError(f"num_envs: expected an int >= num_shards={num_shards}, got {num_envs!r}")
+        _check_counts(num_envs, num_shards, kwargs)
         render_num_worlds = kwargs.get("render_num_worlds", 1)
         # The probe has one world: it checks every other argument; render_num_worlds is checked against shard 0.
         probe_kwargs = {k: v for k, v in kwargs.items() if k != "render_num_worlds"}
@@ -154,6 +171,34 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
             seed = int(np.random.SeedSequence().entropy % 2**63)
         self.num_envs = num_envs
         self.num_shards = num_shards
+        self._copy_probe(probe)
+        task_info = {key: view.dtype for key, view in probe.task_info.items()}
+        self._shared = self._allocate(probe, task_info)
+        probe.close()
+        bounds = np.linspace(0, num_envs, num_shards + 1).astype(int)
+        bad = isinstance(render_num_worlds, bool) or not isinstance(render_num_worlds, int)
+        if bad or not 1 <= render_num_worlds <= bounds[1]:
+            raise ValueError(
+                f"render_num_worlds: expected an int in [1, {bounds[1]}] (the worlds of the first shard, which "
+                f"renders), got {render_num_worlds!r}"
+            )
+        context = mp.get_context("spawn")
+        self._conns, self._procs = [], []
+        for k in range(num_shards):
+            parent, child = context.Pipe()
+            offset, count = int(bounds[k]), int(bounds[k + 1] - bounds[k])
+            worker_args = (env_id, {**kwargs, "seed": seed}, offset, count, self._shared, child)
+            proc = context.Process(target=_worker, args=worker_args, daemon=True)
+            proc.start()
+            self._conns.append(parent)
+            self._procs.append(proc)
+        self.closed = False
+        self._gather()
+        self._info_views = self._views(task_info)
+        self.reset(seed=seed)
+
+    def _copy_probe(self, probe: Any) -> None:
+        """The attributes every shard's env shares, read from the one-world ``probe``."""
         self.device = "cpu"
         self.torch_device = torch.device("cpu")
         self.action_dim = probe.action_dim
@@ -175,21 +220,21 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         self._solver_name = probe.backend.name
         self.single_observation_space = probe.single_observation_space
         self.single_action_space = probe.single_action_space
-        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
-        self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
-        obs_dim, terms = probe.single_observation_space.shape[0], len(probe.reward_terms)
-        groups = probe.observation_groups
-        critic_dim = groups["critic"].shape[1] if groups["critic"] is not groups["policy"] else 0
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
         self.observation_layout = probe.observation_layout
         self._observation_blocks = probe.observation_blocks()
-        task_info = {key: view.dtype for key, view in probe.task_info.items()}
-        probe.close()
+
+    def _allocate(self, probe: Any, task_info: dict[str, torch.dtype]) -> dict[str, torch.Tensor]:
+        """The shared-memory tensors the workers write, by name (rows = worlds)."""
 
         def zeros(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
             return torch.zeros(shape, dtype=dtype).share_memory_()
 
-        n = num_envs
-        self._shared = {
+        n, obs_dim, terms = self.num_envs, probe.single_observation_space.shape[0], len(probe.reward_terms)
+        groups = probe.observation_groups
+        critic_dim = groups["critic"].shape[1] if groups["critic"] is not groups["policy"] else 0
+        return {
             "actions": zeros(n, self.action_dim),
             "obs": zeros(n, obs_dim),
             **({"critic": zeros(n, critic_dim)} if critic_dim else {}),
@@ -211,36 +256,11 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
             "ep_metrics": zeros(len(self.metrics), n),
             **{f"task_{key}": zeros(n, dtype=dtype) for key, dtype in task_info.items()},
         }
-        bounds = np.linspace(0, n, num_shards + 1).astype(int)
-        bad = isinstance(render_num_worlds, bool) or not isinstance(render_num_worlds, int)
-        if bad or not 1 <= render_num_worlds <= bounds[1]:
-            raise ValueError(
-                f"render_num_worlds: expected an int in [1, {bounds[1]}] (the worlds of the first shard, which "
-                f"renders), got {render_num_worlds!r}"
-            )
-        context = mp.get_context("spawn")
-        self._conns, self._procs = [], []
-        for k in range(num_shards):
-            parent, child = context.Pipe()
-            proc = context.Process(
-                target=_worker,
-                args=(
-                    env_id,
-                    {**kwargs, "seed": seed},
-                    int(bounds[k]),
-                    int(bounds[k + 1] - bounds[k]),
-                    self._shared,
-                    child,
-                ),
-                daemon=True,
-            )
-            proc.start()
-            self._conns.append(parent)
-            self._procs.append(proc)
-        self.closed = False
-        self._gather()
+
+    def _views(self, task_info: dict[str, torch.dtype]) -> dict[str, Any]:
+        """The info dict ``step`` returns: views of the shared tensors, keyed as the single-process env's."""
         sh = self._shared
-        self._info_views = {
+        return {
             **{f"reward_{t}": sh["reward_terms"][i] for i, t in enumerate(self.reward_terms)},
             **{name: sh["flags"][i] for i, name in enumerate(_FLAGS)},
             **{t.name: sh["term_flags"][i] for i, t in enumerate(self.terminations)},
@@ -256,7 +276,6 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
             "_episode": sh["done"],
             **{key: sh[f"task_{key}"] for key in task_info},
         }
-        self.reset(seed=seed)
 
     def _gather(self) -> None:
         errors = []
