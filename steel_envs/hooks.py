@@ -191,8 +191,8 @@ class TaskHooks:
 
     @property
     def observation_dim(self) -> int:
-        """Observation size per world: the sum of the blocks' sizes."""
-        return sum(block.size for block in self.observation_blocks())
+        """Observation size per world: the sum of the blocks' widths (size times history)."""
+        return sum(block.width for block in self.observation_blocks())
 
     @property
     def observation_layout(self) -> dict[str, slice]:

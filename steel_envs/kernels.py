@@ -308,6 +308,31 @@ def assemble_critic_observations(
 
 
 @wp.kernel(enable_backward=False)
+def shift_observation_history(history: wp.array2d[wp.int32], obs: wp.array2d[wp.float32]):
+    """Move every frame of each block with history one frame older (the oldest drops out), before the newest frame
+    is written; ``history`` rows are (first entry, size, frames) of such a block."""
+    w = wp.tid()
+    for b in range(history.shape[0]):
+        start = history[b, 0]
+        for i in range(history[b, 1] * (history[b, 2] - 1)):
+            obs[w, start + i] = obs[w, start + history[b, 1] + i]
+
+
+@wp.kernel(enable_backward=False)
+def fill_observation_history(world_mask: wp.array[wp.bool], history: wp.array2d[wp.int32], obs: wp.array2d[wp.float32]):
+    """In the worlds of ``world_mask``: every older frame of each block with history becomes its newest frame (a
+    reset world's history holds its first observation)."""
+    w = wp.tid()
+    if not world_mask[w]:
+        return
+    for b in range(history.shape[0]):
+        start, size, frames = history[b, 0], history[b, 1], history[b, 2]
+        newest = start + size * (frames - 1)
+        for i in range(size * (frames - 1)):
+            obs[w, start + i] = obs[w, newest + i % size]
+
+
+@wp.kernel(enable_backward=False)
 def sanitize_observations(bound: wp.float32, obs: wp.array2d[wp.float32]):
     """Replace non-finite observations by 0 and clip the rest to ``[-bound, bound]``."""
     w, i = wp.tid()

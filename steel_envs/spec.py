@@ -320,9 +320,18 @@ class ObservationBlock:
     """What the entries are, as the docstring's table says it."""
     unit: str
     """Unit of the entries (``1`` for dimensionless)."""
+    history: int = 1
+    """Frames of the block in the observation: the last ``history`` values, oldest first, newest last (``size *
+    history`` entries; 1: the current value only). After a reset every frame holds the first value (as Isaac Lab's
+    observation history fills its buffer); a frame keeps the noise it was observed with. Policy observations only."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "func", _term_function(self.func, f"ObservationBlock({self.name!r})"))
+
+    @property
+    def width(self) -> int:
+        """Entries of the block in the observation vector: ``size * history``."""
+        return self.size * self.history
 
 
 def observation_table(blocks: tuple[ObservationBlock, ...]) -> str:
@@ -330,9 +339,10 @@ def observation_table(blocks: tuple[ObservationBlock, ...]) -> str:
     (``5-12``) for a block of more than one entry."""
     rows, start = ["| index | observation | unit |", "|---|---|---|"], 0
     for block in blocks:
-        end = start + block.size - 1
+        end = start + block.width - 1
         index = str(start) if end == start else f"{start}-{end}"
-        rows.append(f"| {index} | {block.description} | {block.unit} |")
+        frames = f" (last {block.history} frames, oldest first)" if block.history > 1 else ""
+        rows.append(f"| {index} | {block.description}{frames} | {block.unit} |")
         start = end + 1
     return "\n".join(rows)
 
@@ -347,8 +357,8 @@ def observation_layout(blocks: tuple[ObservationBlock, ...]) -> dict[str, slice]
     for block in blocks:
         if block.name in layout or block.size < 1:
             raise ValueError(f"observation blocks: duplicate name or empty block {block.name!r}")
-        layout[block.name] = slice(start, start + block.size)
-        start += block.size
+        layout[block.name] = slice(start, start + block.width)
+        start += block.width
     return layout
 
 
@@ -392,6 +402,11 @@ def check_observation_blocks(owner: str, group: str, blocks: tuple[ObservationBl
     for block in blocks:
         if not (isinstance(block.size, int) and block.size >= 1):
             raise TypeError(f"{owner}.{group}: block {block.name!r} must have an int size >= 1, got {block.size!r}")
+        history = block.history
+        if isinstance(history, bool) or not isinstance(history, int) or history < 1:
+            raise TypeError(f"{owner}.{group}: block {block.name!r} must have an int history >= 1, got {history!r}")
+        if history > 1 and group.startswith("privileged"):
+            raise TypeError(f"{owner}.{group}: block {block.name!r}: history applies to the policy's observations")
         params, result = _signature(block.func)
         if len(params) == 3 and all(p in _INT_TYPES for p in params[1:]) and result in _FLOAT_TYPES:
             continue

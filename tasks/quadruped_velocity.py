@@ -189,12 +189,9 @@ class QuadrupedVelocityEnv(QuadrupedScene):
     )
 
     def _setup_task(self) -> None:
-        n, c = self.num_envs, self.config
         joints = np.ones(len(JOINTS), np.float32)
-        self._commands = wp.zeros((n, 3), dtype=wp.float32)
-        self._last_actions = wp.zeros((n, self.action_dim), dtype=wp.float32)
-        self._air_time = wp.zeros((n, len(FEET)), dtype=wp.float32)
-        self._no_force = wp.zeros(n, dtype=wp.bool)
+        c = self.config
+        self._no_force = wp.zeros(self.num_envs, dtype=wp.bool)
         self.term_state = legged.make_legged_state(
             self,
             base=BASE,
@@ -206,10 +203,6 @@ class QuadrupedVelocityEnv(QuadrupedScene):
             stiffness=c.stiffness * joints,
             damping=c.damping * joints,
             effort_limit=c.effort_limit * joints,
-            commands=self._commands,
-            last_actions=self._last_actions,
-            feet_air_time=self._air_time,
-            feet_first_contact_air=wp.zeros((n, len(FEET)), dtype=wp.float32),
         )
 
     def _resample(self, force: wp.array) -> None:
@@ -224,7 +217,7 @@ class QuadrupedVelocityEnv(QuadrupedScene):
                 wp.vec2(*c.command_vy),
                 wp.vec2(*c.command_yaw_rate),
             ],
-            outputs=[self.rng_state, self._commands],
+            outputs=[self.rng_state, self.term_state.commands],
         )
 
     def _pre_physics(self) -> None:
@@ -234,18 +227,10 @@ class QuadrupedVelocityEnv(QuadrupedScene):
         self.launch_per_world(legged.update_feet_air_time, inputs=[self.term_state, float(self.control_dt)])
 
     def _post_rewards(self) -> None:
-        wp.launch(
-            legged.store_last_actions,
-            (self.num_envs, self.action_dim),
-            inputs=[self.actions],
-            outputs=[self._last_actions],
-            device=self.wp_device,
-        )
+        self.launch_per_world(legged.store_last_actions_and_joint_vel, inputs=[self.term_state])
 
     def _reset_task(self, world_mask: wp.array) -> None:
-        self.launch_per_world(
-            legged.reset_feet_and_actions, inputs=[world_mask], outputs=[self._air_time, self._last_actions]
-        )
+        self.launch_per_world(legged.reset_legged_state, inputs=[world_mask, self.term_state])
         self._resample(world_mask)
 
 

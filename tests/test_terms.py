@@ -109,3 +109,122 @@ def test_group_kernels_are_shared_by_tasks_with_the_same_terms() -> None:
     assert a.terms._observe is c.terms._observe
     for env in (a, b, c):
         env.close()
+
+
+def _history_twin(autoreset_mode: str, noise: float) -> tuple[Any, Any]:
+    """The pendulum, and the same task whose angular-velocity block holds its last 3 frames and whose cosine block
+    its last 2; same seed, same noise."""
+    blocks = PendulumSwingupEnv.observations
+    with_history = (
+        ObservationBlock("cos", 1, blocks[0].func, "cosine", "1", history=2),
+        blocks[1],
+        ObservationBlock("ang_vel", 1, blocks[2].func, "angular velocity", "rad/s", history=3),
+    )
+    kwargs = {"num_envs": 3, "device": "cpu", "seed": 0, "max_episode_steps": 6, "autoreset_mode": autoreset_mode}
+    plain = PendulumSwingupEnv(obs_noise_std=0.0, **kwargs)
+    history = _define(observations=with_history)(obs_noise_std=noise, **kwargs)
+    return plain, history
+
+
+@pytest.mark.parametrize("autoreset_mode", ["SameStep", "NextStep"])
+def test_an_observation_history_holds_the_last_frames_and_starts_each_episode_full(autoreset_mode: str) -> None:
+    """``history=K`` puts the block's last K values in the observation, oldest first: each frame equals the plain
+    task's observation of that step, and at an episode's start every frame holds its first observation."""
+    plain, env = _history_twin(autoreset_mode, noise=0.0)
+    assert env.observation_dim == 6 and env.observation_layout["ang_vel"] == slice(3, 6)
+    expected = None
+
+    def advance(frames: np.ndarray | None, obs: np.ndarray, started: np.ndarray) -> np.ndarray:
+        cos, sin, vel = obs[:, 0:1], obs[:, 1:2], obs[:, 2:3]
+        fresh = np.hstack([cos, cos, sin, vel, vel, vel])
+        if frames is None:
+            return fresh
+        moved = np.hstack([frames[:, 1:2], cos, sin, frames[:, 4:6], vel])
+        return np.where(started[:, None], fresh, moved)
+
+    obs, _ = plain.reset(seed=0)
+    got, _ = env.reset(seed=0)
+    expected = advance(None, obs.numpy(), np.ones(3, bool))
+    np.testing.assert_array_equal(got.numpy(), expected)
+    pending = np.zeros(3, bool)
+    for actions in random_actions(plain, 14, seed=2):
+        obs, _, _, _, info = plain.step(actions)
+        got, _, _, _, got_info = env.step(actions)
+        ended = info["_episode"].numpy().copy()  # a view, which the next step overwrites
+        if autoreset_mode == "SameStep":
+            final = advance(expected, info["final_obs"].numpy(), np.zeros(3, bool))
+            np.testing.assert_array_equal(got_info["final_obs"].numpy()[ended], final[ended])
+            expected = advance(expected, obs.numpy(), ended)
+        else:
+            expected = advance(expected, obs.numpy(), pending)
+            pending = ended
+        np.testing.assert_array_equal(got.numpy(), expected)
+    plain.close()
+    env.close()
+
+
+def test_a_history_frame_keeps_its_noise_and_a_partial_reset_leaves_other_worlds_bitwise() -> None:
+    _, env = _history_twin("SameStep", noise=0.05)
+    env.reset(seed=0)
+    before = None
+    for actions in random_actions(env, 3, seed=3):
+        obs = env.step(actions)[0].clone()
+        if before is not None:  # the two older angular-velocity frames moved on, noise and all
+            assert torch.equal(obs[:, 3:5], before[:, 4:6]) and torch.equal(obs[:, 0], before[:, 1])
+        before = obs
+    after, _ = env.reset(options={"reset_mask": np.array([True, False, False])})
+    assert torch.equal(after[1:], before[1:])
+    assert torch.equal(after[0, 3:5], after[0, 5].expand(2)) and after[0, 0] == after[0, 1]
+    with pytest.raises(TypeError, match="must have an int history >= 1"):
+        _define(
+            observations=(ObservationBlock("cos", 1, PendulumSwingupEnv.observations[0].func, "c", "1", history=0),)
+        )
+    env.close()
+
+
+def test_the_extra_legged_terms_score_what_their_formulas_say() -> None:
+    """flat_orientation_l2, joint_deviation_l1, joint_acc_l2, feet_slide and undesired_contacts, added to
+    QuadrupedVelocity as rewards (weight 1), equal their formulas computed here from the state each step ended in
+    (numpy; the gravity direction from the base quaternion with SciPy)."""
+    from scipy.spatial.transform import Rotation
+    from steel_envs.envs.quadruped import BASE, DEFAULT_POSE, FEET
+    from steel_envs.tasks.quadruped_velocity import QuadrupedVelocityEnv
+    from steel_envs.tasks.terms import legged
+
+    extra = ("flat_orientation_l2", "joint_deviation_l1", "joint_acc_l2", "feet_slide", "undesired_contacts")
+    rewards = (*QuadrupedVelocityEnv.rewards, *(RewardTerm(name, getattr(legged, name)) for name in extra))
+
+    def setup(self: Any) -> None:
+        QuadrupedVelocityEnv._setup_task(self)
+        undesired = np.array([BASE, FEET[0], FEET[2]], np.int32)  # a set that touches the ground now and then
+        self.term_state.undesired_bodies = wp.array(undesired, dtype=wp.int32)
+
+    cls = type("QuadrupedExtra", (QuadrupedVelocityEnv,), {"rewards": rewards, "_setup_task": setup})
+    env = cls(num_envs=4, device="cpu", seed=0)
+    env.reset(seed=0)
+    threshold, dt, n = env.config.contact_force_threshold, env.control_dt, env.num_envs
+    last_qd = np.zeros((n, 12))
+    seen = dict.fromkeys(extra, 0.0)
+    for actions in random_actions(env, 12, seed=4):
+        _, _, _, _, info = env.step(actions)
+        body_q = env.state_0.body_q.numpy().reshape(n, -1, 7)
+        body_qd = env.state_0.body_qd.numpy().reshape(n, -1, 6)
+        q = env.state_0.joint_q.numpy().reshape(n, -1)[:, 7:]
+        qd = env.state_0.joint_qd.numpy().reshape(n, -1)[:, 6:]
+        touching = np.linalg.norm(env.body_contact_wrench.numpy().reshape(n, -1, 6)[:, :, :3], axis=2) > threshold
+        gravity = Rotation.from_quat(body_q[:, BASE, 3:]).inv().apply([0.0, 0.0, -1.0])
+        feet = list(FEET)
+        expected = {
+            "flat_orientation_l2": (gravity[:, :2] ** 2).sum(1),
+            "joint_deviation_l1": np.abs(q - DEFAULT_POSE).sum(1),
+            "joint_acc_l2": (((qd - last_qd) / dt) ** 2).sum(1),
+            "feet_slide": (np.linalg.norm(body_qd[:, feet, :2], axis=2) * touching[:, feet]).sum(1),
+            "undesired_contacts": touching[:, [BASE, FEET[0], FEET[2]]].sum(1),
+        }
+        assert not info["_episode"].any()
+        for name, value in expected.items():
+            np.testing.assert_allclose(info[f"reward_{name}"].numpy(), value, rtol=2e-5, atol=1e-5, err_msg=name)
+            seen[name] = max(seen[name], float(np.abs(value).max()))
+        last_qd = qd.copy()  # numpy() of a CPU array is a view of the state
+    assert all(v > 0 for v in seen.values()), seen  # every term was exercised
+    env.close()

@@ -50,6 +50,10 @@ class ObservationPipeline:
             raise ValueError(
                 f"obs_noise_std: expected one value or {obs_dim} (the observation size), got {noise.shape[0]}"
             )
+        self._history = self._history_rows(env.observation_blocks())
+        if self._history is not None:  # an older frame keeps the noise it was observed with
+            for start, size, frames in self._history.numpy():
+                noise[start : start + size * (frames - 1)] = 0.0
         self._noise_std = wp.array(np.ascontiguousarray(noise), dtype=wp.float32) if noise.any() else None
         # The last noise drawn per world, added again when observations are recomputed without a redraw.
         self._noise = wp.zeros((n, obs_dim), dtype=wp.float32) if self._noise_std is not None else None
@@ -62,7 +66,22 @@ class ObservationPipeline:
         self.obs_t, self.final_obs_t = wp.to_torch(self.obs), wp.to_torch(self.final_obs)
         if self.camera is not None:
             self.obs_t, self.final_obs_t = self._pixel_view(self._pixels), self._pixel_view(self._final_pixels)
-        self._make_critic_group(n, obs_dim, sum(block.size for block in env.privileged_observation_blocks()))
+        self._make_critic_group(n, obs_dim, sum(block.width for block in env.privileged_observation_blocks()))
+
+    @staticmethod
+    def _history_rows(blocks: tuple) -> wp.array | None:
+        """(first entry, size, frames) of each block with history, (B, 3) int32; None without any."""
+        rows, start = [], 0
+        for block in blocks:
+            if block.history > 1:
+                rows.append((start, block.size, block.history))
+            start += block.width
+        return wp.array(np.array(rows, np.int32), dtype=wp.int32) if rows else None
+
+    def shift_history(self) -> None:
+        """Before a step's observations are written: every block's frames one older (a block with history)."""
+        if self._history is not None:
+            self.env.launch_per_world(kernels.shift_observation_history, inputs=[self._history], outputs=[self.obs])
 
     def _make_critic_group(self, n: int, obs_dim: int, privileged_dim: int) -> None:
         """The critic group: the policy's state observations without noise, then the task's privileged blocks; the
@@ -104,10 +123,11 @@ class ObservationPipeline:
         n, h, w = image.shape
         return t.view(torch.uint8).reshape(n, h, w, 4)[..., :3]
 
-    def process(self, redraw: wp.array | None, no_world: wp.array) -> None:
+    def process(self, redraw: wp.array | None, no_world: wp.array, started: wp.array | None = None) -> None:
         """After the task wrote ``obs``: noise, drawn anew for the worlds in ``redraw`` ((num_envs + 1,) bool; None:
-        every world) while the others get their last draw again (``no_world``: an all-False mask), the clip, and
-        the camera images."""
+        every world) while the others get their last draw again (``no_world``: an all-False mask), the clip, the
+        history of the worlds in ``started`` (bool mask; None: none) filled with their first frame, and the camera
+        images."""
         env, out = self.env, self.obs
         if self.critic is not None:
             privileged = self.privileged if self.privileged is not None else out
@@ -138,6 +158,11 @@ class ObservationPipeline:
             outputs=[out],
             device=env.wp_device,
         )
+        if self._history is not None and started is not None:
+            for buffer in (out, self.critic) if self.critic is not None else (out,):
+                env.launch_per_world(
+                    kernels.fill_observation_history, inputs=[started, self._history], outputs=[buffer]
+                )
         if self.camera is not None:
             if self.obs_mode == "rgb":
                 self.camera.draw(color=self._pixels)

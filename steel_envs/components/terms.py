@@ -103,10 +103,14 @@ def _block_writer(func: wp.Function, size: int, offset: int, entrywise: bool) ->
 
 
 @functools.cache
-def _blocks_kernel(blocks: tuple[tuple[wp.Function, int, bool], ...]) -> wp.Kernel:
-    """Every observation block of ``blocks`` ((function, size, entrywise) in order) into one row per world."""
-    offsets = [sum(size for _, size, _ in blocks[:b]) for b in range(len(blocks))]
-    writers = [_block_writer(f, size, offset, entry) for (f, size, entry), offset in zip(blocks, offsets, strict=True)]
+def _blocks_kernel(blocks: tuple[tuple[wp.Function, int, bool, int], ...]) -> wp.Kernel:
+    """Every observation block of ``blocks`` ((function, size, entrywise, history) in order) into one row per world;
+    a block with history gets its newest frame, the last ``size`` of its entries."""
+    starts = [sum(size * history for _, size, _, history in blocks[:b]) for b in range(len(blocks))]
+    offsets = [start + size * (history - 1) for start, (_, size, _, history) in zip(starts, blocks, strict=True)]
+    writers = [
+        _block_writer(f, size, offset, entry) for (f, size, entry, _), offset in zip(blocks, offsets, strict=True)
+    ]
     write_all = _chain(writers, wp.float32, "blocks")
 
     @wp.kernel(enable_backward=False, module="unique", name=_name("blocks_kernel", write_all.key))
@@ -121,8 +125,8 @@ def _functions(terms: tuple[Any, ...]) -> tuple[wp.Function, ...]:
     return tuple(t.func.func for t in terms)
 
 
-def _blocks(blocks: tuple[ObservationBlock, ...]) -> tuple[tuple[wp.Function, int, bool], ...]:
-    return tuple((b.func.func, b.size, len(b.func.func.input_types) == 3) for b in blocks)
+def _blocks(blocks: tuple[ObservationBlock, ...]) -> tuple[tuple[wp.Function, int, bool, int], ...]:
+    return tuple((b.func.func, b.size, len(b.func.func.input_types) == 3, b.history) for b in blocks)
 
 
 class TermGroups:

@@ -24,9 +24,13 @@ __all__ = [
     "base_height",
     "base_lin_vel",
     "feet_air_time",
+    "feet_slide",
+    "flat_orientation_l2",
     "foot_contact_force",
     "friction_scale",
     "illegal_contact",
+    "joint_acc_l2",
+    "joint_deviation_l1",
     "joint_pos_limits",
     "joint_pos_rel",
     "joint_torques_l2",
@@ -38,10 +42,11 @@ __all__ = [
     "mass_scale",
     "projected_gravity",
     "resample_velocity_commands",
-    "reset_feet_and_actions",
-    "store_last_actions",
+    "reset_legged_state",
+    "store_last_actions_and_joint_vel",
     "track_ang_vel_z_exp",
     "track_lin_vel_xy_exp",
+    "undesired_contacts",
     "update_feet_air_time",
     "velocity_command",
 ]
@@ -86,12 +91,16 @@ class LeggedState:
     """Upper position limit per joint [rad]."""
     feet: wp.array[wp.int32]
     """Body indices of the feet."""
+    undesired_bodies: wp.array[wp.int32]
+    """Body indices whose contact ``undesired_contacts`` counts (e.g. thighs and shanks; may be empty)."""
     commands: wp.array2d[wp.float32]
     """(num_envs, 3): commanded vx, vy [m/s] (base frame) and yaw rate [rad/s]."""
     actions: wp.array2d[wp.float32]
     """(num_envs, joints): this step's clipped actions."""
     last_actions: wp.array2d[wp.float32]
     """(num_envs, joints): the previous step's actions (0 after a reset)."""
+    last_joint_vel: wp.array2d[wp.float32]
+    """(num_envs, joints): the previous step's joint velocities [rad/s] (0 after a reset)."""
     feet_air_time: wp.array2d[wp.float32]
     """(num_envs, feet): time since each foot left the ground [s] (0 in contact)."""
     feet_first_contact_air: wp.array2d[wp.float32]
@@ -100,6 +109,8 @@ class LeggedState:
     """(num_envs,): the world's friction factor."""
     mass_scale: wp.array[wp.float32]
     """(num_envs,): the world's mass factor."""
+    control_dt: wp.float32
+    """Seconds per control step [s]."""
     tracking_sigma: wp.float32
     """Width of the exponential tracking kernels [(m/s)^2 or (rad/s)^2]."""
     joint_limit_margin: wp.float32
@@ -125,18 +136,19 @@ def make_legged_state(
     stiffness: np.ndarray,
     damping: np.ndarray,
     effort_limit: np.ndarray,
-    commands: wp.array,
-    last_actions: wp.array,
-    feet_air_time: wp.array,
-    feet_first_contact_air: wp.array,
+    undesired_bodies: tuple[int, ...] = (),
 ) -> LeggedState:
     """A :class:`LeggedState` over ``env``'s model, state, control, actions and contact wrenches, with the per-joint
-    arrays given (float32, action order) and the config's ``tracking_sigma``, ``joint_limit_margin``,
-    ``feet_air_time_target``, ``contact_force_threshold`` and ``max_tilt_cos`` (the command threshold is 0.1 m/s)."""
-    m, s, c = env.model, env.state_0, env.config
+    arrays given (float32, action order), zeroed per-world buffers (commands, last actions and joint velocities,
+    feet air times) and the config's ``tracking_sigma``, ``joint_limit_margin``, ``feet_air_time_target``,
+    ``contact_force_threshold`` and ``max_tilt_cos`` (the command threshold is 0.1 m/s)."""
+    m, s, c, n = env.model, env.state_0, env.config, env.num_envs
 
     def per_joint(values: np.ndarray) -> wp.array:
         return wp.array(np.asarray(values, np.float32), dtype=wp.float32)
+
+    def indices(values: tuple[int, ...]) -> wp.array:
+        return wp.array(np.asarray(values, np.int32).reshape(-1), dtype=wp.int32)
 
     state = LeggedState()
     state.body_world_start, state.coord_world_start = m.body_world_start, m.joint_coord_world_start
@@ -149,10 +161,14 @@ def make_legged_state(
     state.joint_stiffness, state.joint_damping = per_joint(stiffness), per_joint(damping)
     state.joint_effort_limit = per_joint(effort_limit)
     state.joint_pos_lower, state.joint_pos_upper = per_joint(joint_pos_lower), per_joint(joint_pos_upper)
-    state.feet = wp.array(np.asarray(feet, np.int32), dtype=wp.int32)
-    state.commands, state.actions, state.last_actions = commands, env.actions, last_actions
-    state.feet_air_time, state.feet_first_contact_air = feet_air_time, feet_first_contact_air
+    state.feet, state.undesired_bodies = indices(feet), indices(undesired_bodies)
+    state.commands, state.actions = wp.zeros((n, 3), dtype=wp.float32), env.actions
+    state.last_actions = wp.zeros((n, env.action_dim), dtype=wp.float32)
+    state.last_joint_vel = wp.zeros((n, len(default_joint_pos)), dtype=wp.float32)
+    state.feet_air_time = wp.zeros((n, len(feet)), dtype=wp.float32)
+    state.feet_first_contact_air = wp.zeros((n, len(feet)), dtype=wp.float32)
     state.friction_scale, state.mass_scale = env.randomizer.friction_scale, env.randomizer.mass_scale
+    state.control_dt = float(env.control_dt)
     state.tracking_sigma = float(c.tracking_sigma)
     state.joint_limit_margin = float(c.joint_limit_margin)
     state.feet_air_time_target = float(c.feet_air_time_target)
@@ -188,6 +204,11 @@ def _projected_gravity(s: Any, w: int) -> wp.vec3:
 @wp.func
 def _contact_force(s: Any, w: int, body: int) -> float:
     return wp.length(wp.spatial_top(s.body_contact_wrench[s.body_world_start[w] + body]))
+
+
+@wp.func
+def _in_contact(s: Any, w: int, body: int) -> bool:
+    return _contact_force(s, w, body) > s.contact_force_threshold
 
 
 # ---------------------------------------------------------------------------------------------------- observations
@@ -348,13 +369,64 @@ def feet_air_time(s: Any, w: int) -> float:
     return air
 
 
+@term("g_x^2 + g_y^2, g the gravity direction in the base frame", source="Isaac Lab mdp.flat_orientation_l2")
+def flat_orientation_l2(s: Any, w: int) -> float:
+    """Squared tilt of the base: the planar part of the projected gravity [1] (0 when level)."""
+    g = _projected_gravity(s, w)
+    return g[0] * g[0] + g[1] * g[1]
+
+
+@term("sum_j |q_j - q_default_j|", source="Isaac Lab mdp.joint_deviation_l1")
+def joint_deviation_l1(s: Any, w: int) -> float:
+    """Distance of the joints from the standing pose, summed [rad]; reads ``joint_q``, ``default_joint_pos``."""
+    q0 = s.coord_world_start[w] + s.root_coords
+    total = float(0.0)
+    for j in range(s.default_joint_pos.shape[0]):
+        total += wp.abs(s.joint_q[q0 + j] - s.default_joint_pos[j])
+    return total
+
+
+@term("sum_j ((qd_j - qd_prev_j) / dt)^2", source="legged_gym _reward_dof_acc")
+def joint_acc_l2(s: Any, w: int) -> float:
+    """Squared joint accelerations, by finite difference over the control step [(rad/s^2)^2]; reads ``joint_qd``,
+    ``last_joint_vel`` (0 after a reset, so an episode's first step counts its whole joint velocity)."""
+    d0 = s.dof_world_start[w] + s.root_dofs
+    total = float(0.0)
+    for j in range(s.default_joint_pos.shape[0]):
+        acc = (s.joint_qd[d0 + j] - s.last_joint_vel[w, j]) / s.control_dt
+        total += acc * acc
+    return total
+
+
+@term("sum over feet in contact of |v_foot_xy|", source="Isaac Lab mdp.feet_slide")
+def feet_slide(s: Any, w: int) -> float:
+    """Planar speed of the feet that touch the ground (more than ``contact_force_threshold``), summed [m/s];
+    ``body_qd``'s linear velocity, world frame."""
+    total = float(0.0)
+    for i in range(s.feet.shape[0]):
+        if _in_contact(s, w, s.feet[i]):
+            v = wp.spatial_top(s.body_qd[s.body_world_start[w] + s.feet[i]])
+            total += wp.sqrt(v[0] * v[0] + v[1] * v[1])
+    return total
+
+
+@term("number of undesired bodies with |f| > threshold", source="Isaac Lab mdp.undesired_contacts")
+def undesired_contacts(s: Any, w: int) -> float:
+    """How many of ``undesired_bodies`` touch something with more than ``contact_force_threshold`` [1]."""
+    count = float(0.0)
+    for i in range(s.undesired_bodies.shape[0]):
+        if _in_contact(s, w, s.undesired_bodies[i]):
+            count += 1.0
+    return count
+
+
 # ---------------------------------------------------------------------------------------------------- terminations
 
 
 @term("|f_base| > threshold", source="Isaac Lab mdp.illegal_contact")
 def illegal_contact(s: Any, w: int) -> bool:
     """The base touches something with more than ``contact_force_threshold``."""
-    return _contact_force(s, w, s.base) > s.contact_force_threshold
+    return _in_contact(s, w, s.base)
 
 
 @term("up_z < max_tilt_cos", source="Isaac Lab mdp.bad_orientation")
@@ -406,7 +478,7 @@ def update_feet_air_time(s: LeggedState, dt: wp.float32):
     """After the physics: each foot's air time, and the air time that ended at a touch-down this step."""
     w = wp.tid()
     for i in range(s.feet.shape[0]):
-        touching = _contact_force(s, w, s.feet[i]) > s.contact_force_threshold
+        touching = _in_contact(s, w, s.feet[i])
         s.feet_first_contact_air[w, i] = 0.0
         if touching:
             if s.feet_air_time[w, i] > 0.0:
@@ -417,21 +489,25 @@ def update_feet_air_time(s: LeggedState, dt: wp.float32):
 
 
 @wp.kernel(enable_backward=False)
-def store_last_actions(actions: wp.array2d[wp.float32], last_actions: wp.array2d[wp.float32]):
-    """After the rewards: the action rate of the next step compares against this step's action."""
-    w, j = wp.tid()
-    last_actions[w, j] = actions[w, j]
+def store_last_actions_and_joint_vel(s: LeggedState):
+    """After the rewards: the next step's action rate and joint accelerations compare against this step."""
+    w = wp.tid()
+    for j in range(s.last_actions.shape[1]):
+        s.last_actions[w, j] = s.actions[w, j]
+    d0 = s.dof_world_start[w] + s.root_dofs
+    for j in range(s.last_joint_vel.shape[1]):
+        s.last_joint_vel[w, j] = s.joint_qd[d0 + j]
 
 
 @wp.kernel(enable_backward=False)
-def reset_feet_and_actions(
-    world_mask: wp.array[wp.bool], air_time: wp.array2d[wp.float32], last_actions: wp.array2d[wp.float32]
-):
-    """A reset world's feet have no air time and its last actions are 0."""
+def reset_legged_state(world_mask: wp.array[wp.bool], s: LeggedState):
+    """A reset world's feet have no air time and its last actions and joint velocities are 0."""
     w = wp.tid()
     if not world_mask[w]:
         return
-    for i in range(air_time.shape[1]):
-        air_time[w, i] = 0.0
-    for j in range(last_actions.shape[1]):
-        last_actions[w, j] = 0.0
+    for i in range(s.feet_air_time.shape[1]):
+        s.feet_air_time[w, i] = 0.0
+    for j in range(s.last_actions.shape[1]):
+        s.last_actions[w, j] = 0.0
+    for j in range(s.last_joint_vel.shape[1]):
+        s.last_joint_vel[w, j] = 0.0
