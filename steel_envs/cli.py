@@ -229,6 +229,12 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=0, help="seed of the resets and actions (default 0)")
     d.add_argument("--solver-options", default=None, help="solver keywords as JSON, e.g. '{\"iterations\": 16}'")
     d.add_argument("--collision-options", default=None, help="collision pipeline keywords as JSON")
+    d.add_argument(
+        "--env-kwargs",
+        default=None,
+        metavar="JSON",
+        help="env keywords and task config fields as a JSON object, e.g. '{\"clutter\": 4}'",
+    )
     d.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON to FILE")
     sub.add_parser(
         "train", help="train PPO (rsl-rl-lib) on an environment; see steel-envs train --help", add_help=False
@@ -381,7 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     init_warp(verbose)
     if args.command == "doctor":
-        from .doctor import run_cli
+        from .doctor.command import run_cli
 
         return run_cli(args)
     return {"view": _run_view, "record": _run_record, "rollout": _run_rollout}[args.command](args)

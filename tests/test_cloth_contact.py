@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from conftest import make
 
-from steel_envs.doctor import PENETRATION_TOL
+from steel_envs.doctor.penetration import PENETRATION_TOL
 
 CLOTH = "steel_envs/ClothFold-v0"
 STEPS = 80

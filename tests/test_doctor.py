@@ -16,20 +16,19 @@ from steel_envs.envs.push import CUBE_HALF
 
 import steel_envs
 from steel_envs import cli
-from steel_envs.doctor import (
-    HEADROOM,
-    OVERFLOW_FACTOR,
-    PENETRATION_TOL,
-    REVOLUTE_OVERSHOOT_TOL,
-    VBD_WORLD_COUNT_BOUND,
-    DoctorReport,
-    _Probe,
-    doctor,
-)
+from steel_envs.doctor.capacities import HEADROOM, OVERFLOW_FACTOR
+from steel_envs.doctor.check import Sample
+from steel_envs.doctor.energy import EnergyDrift
+from steel_envs.doctor.limits import REVOLUTE_OVERSHOOT_TOL
+from steel_envs.doctor.penetration import PENETRATION_TOL, BodyPenetration, GroundPlanes, ParticlePenetration
+from steel_envs.doctor.report import DoctorReport
+from steel_envs.doctor.runner import Runner, doctor
+from steel_envs.doctor.world_count import VBD_WORLD_COUNT_BOUND, WorldCountIndependence
 from steel_envs.vbd_env import VBDVectorEnv
 
 WORLDS, STEPS = 4, 50
 ANT = "steel_envs/AntRun-v0"
+CARTPOLE = "steel_envs/CartpoleBalance-v0"
 # Lines that fail in shipped envs today, each measured by this doctor and reported to issue 13 item 2 ("nothing
 # passes through the ground"); the test xfails on them and on nothing else.
 KNOWN_FAILURES: set[tuple[str, str]] = set()
@@ -118,19 +117,19 @@ def test_a_capacity_within_1_3x_of_the_mark_warns() -> None:
 def test_the_penetration_probe_measures_a_cube_sunk_by_hand() -> None:
     env = make("steel_envs/PushCube-v0", 1, seed=0)
     try:
-        probe = _Probe(env, False, 0)
+        bodies, energy = BodyPenetration(env, GroundPlanes(env.model)), EnergyDrift(env)
         body_q = env.state_0.body_q.numpy()
         cube = next(i for i, label in enumerate(env.model.body_label) if label.endswith("cube_0"))
         body_q[cube, 2] = CUBE_HALF - 0.003  # 3 mm into the ground, unrotated
         env.state_0.body_q.assign(body_q)
-        probe._sample("zero", None, np.ones(1, bool))
-        depth, where = probe.penetration["bodies"]["reset"]
-        assert depth == pytest.approx(0.003, abs=1e-5) and "cube_0" in where
+        bodies.observe(Sample("zero", np.ones(1, bool)))
+        depth, where = bodies.worst["reset"]
+        assert depth == pytest.approx(0.003, abs=1e-5) and "cube_0" in where and bodies.worst["stepped"] is None
         # Lifting it by h adds m g h to the world's energy (m = 400 kg/m^3 x (0.1 m)^3).
-        before = probe._energy()[0]
+        before = energy.energy()[0]
         body_q[cube, 2] = CUBE_HALF + 0.1
         env.state_0.body_q.assign(body_q)
-        gained = probe._energy()[0] - before
+        gained = energy.energy()[0] - before
         g = float(np.linalg.norm(env.model.gravity.numpy()[0]))
         assert gained == pytest.approx(400.0 * 0.1**3 * g * 0.103, rel=1e-4)
     finally:
@@ -140,15 +139,15 @@ def test_the_penetration_probe_measures_a_cube_sunk_by_hand() -> None:
 def test_a_particle_centre_below_the_ground_fails_the_particle_line() -> None:
     env = make("steel_envs/SoftPush-v0", 1, seed=0)
     try:
-        probe = _Probe(env, True, 0)
+        particles = ParticlePenetration(env, GroundPlanes(env.model))
         q = env.state_0.particle_q.numpy()
         radius = float(env.model.particle_radius.numpy()[0])
         q[0, 2] = -0.002
         env.state_0.particle_q.assign(q)
-        probe._sample("zero", None, np.zeros(1, bool))
+        particles.observe(Sample("zero", np.zeros(1, bool)))
         report = DoctorReport(env_id="x", num_envs=1, steps=1, device="cpu", seed=0)
-        probe._penetration_lines(report)
-        line = report.line("penetration: particles")
+        (line,) = particles.lines(report)
+        assert line.check == "penetration: particles"
         assert line.status == "fail" and line.measured == pytest.approx(radius + 0.002, abs=1e-6)
         assert "1 particle centres below the ground" in line.detail and line.measured > PENETRATION_TOL
     finally:
@@ -158,20 +157,19 @@ def test_a_particle_centre_below_the_ground_fails_the_particle_line() -> None:
 def test_the_world_count_line_fails_on_a_one_ulp_difference() -> None:
     env = make("steel_envs/CartpoleBalance-v0", 2, seed=0, autoreset_mode="NextStep")
     try:
-        probe = _Probe(env, False, 0)
-        actions = [np.full((2, 1), 0.5, np.float32)] * 3
-        probe.run("random", actions, track_world=1)
-        twin = [[(k, a.copy()) for k, a in step] for step in probe.tracked]
-        report = DoctorReport(env_id="x", num_envs=2, steps=3, device="cpu", seed=0)
-        assert probe._world_count_line(report, twin, True).status == "pass"
-        name, array = twin[2][0]
+        check = WorldCountIndependence(env, vbd=False)
+        Runner(env, 0, [check]).run("random", [np.full((2, 1), 0.5, np.float32)] * 3)
+        assert len(check.trace.states) == 4  # the reset state and 3 steps
+        check.twin = [[(k, a.copy()) for k, a in step] for step in check.trace.states]
+        assert check.line(2).status == "pass"
+        name, array = check.twin[2][0]
         array.flat[0] = np.nextafter(array.flat[0], np.float32(np.inf))
-        line = probe._world_count_line(report, twin, True)
+        line = check.line(2)
         assert line.status == "fail" and "from step 2" in line.detail and name in line.detail
-        probe.vbd = True  # SolverVBD: a difference within VBD_WORLD_COUNT_BOUND warns, a larger one fails
-        assert probe._world_count_line(report, twin, True).status == "warn"
+        check.vbd = True  # SolverVBD: a difference within VBD_WORLD_COUNT_BOUND warns, a larger one fails
+        assert check.line(2).status == "warn"
         array.flat[0] += 2 * VBD_WORLD_COUNT_BOUND
-        assert probe._world_count_line(report, twin, True).status == "fail"
+        assert check.line(2).status == "fail"
     finally:
         env.close()
 
@@ -186,6 +184,10 @@ def test_bad_input_is_one_line_and_exit_2(capsys) -> None:
         (["doctor", ANT, "--steps", "0"], "--steps: expected an int >= 1, got 0"),
         (["doctor", ANT, "--solver-options", "[1]"], "--solver-options: expected a JSON object"),
         (["doctor", ANT, "--solver-options", '{"nope": 1}', "--device", "cpu"], "unknown SolverSteel option"),
+        (["doctor", CARTPOLE, "--env-kwargs", "{clutter: 4}"], "--env-kwargs: expected a JSON object"),
+        (["doctor", CARTPOLE, "--env-kwargs", '"clutter"'], "--env-kwargs: expected a JSON object"),
+        (["doctor", CARTPOLE, "--env-kwargs", '{"seed": 1}'], "--env-kwargs: 'seed' is an option of the doctor"),
+        (["doctor", CARTPOLE, "--env-kwargs", '{"nope": 1}', "--device", "cpu"], "unexpected keyword argument"),
     ):
         assert cli.main(argv) == 2
         err = capsys.readouterr().err.strip()
@@ -205,3 +207,19 @@ def test_the_cli_prints_the_table_writes_json_and_exits_1_on_a_fail(tmp_path, ca
     assert cli.main(argv) == 1
     text = capsys.readouterr().out
     assert 'suggested: solver_options={"articulation_constraint_max": ' in text and "result: fail" in text
+
+
+def test_env_kwargs_reach_the_env(tmp_path, capsys) -> None:
+    """``--env-kwargs`` configures the env under test: 3-step episodes end every zero-action run before the energy
+    window closes, and the world-steps of an episode's reset are not counted."""
+    out = tmp_path / "report.json"
+    argv = ["doctor", CARTPOLE, "--steps", "8", "--device", "cpu", "--json", str(out)]
+    assert cli.main([*argv, "--env-kwargs", '{"max_episode_steps": 3}']) == 0
+    assert "result: pass" in capsys.readouterr().out
+    lines = {line["check"]: line for line in json.loads(out.read_text())["lines"]}
+    energy = lines["energy drift at rest"]
+    assert energy["status"] == "n/a" and energy["detail"] == "no world's zero-action episode lasted the whole run"
+    world_steps = int(lines["overflow rate"]["detail"].split(" of ")[1].split()[0])
+    assert world_steps < 3 * WORLDS * 8, lines["overflow rate"]
+    r = doctor(CARTPOLE, WORLDS, 8, "cpu", max_episode_steps=3, check_world_count=False)
+    assert r.to_dict()["lines"][:-1] == json.loads(out.read_text())["lines"][:-1]  # the same env from Python

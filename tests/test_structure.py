@@ -183,6 +183,19 @@ def test_the_core_env_stays_readable() -> None:
     assert len(files) >= 12 and not too_long, too_long
 
 
+def test_the_doctor_is_one_small_class_per_check() -> None:
+    """The doctor (``steel_envs/doctor/``): a module per check and a runner, no class over 250 lines and no function
+    over 80 (docstrings included), counted from the source."""
+    files = sorted((ROOT / "steel_envs").glob("doctor*/**/*.py")) + sorted((ROOT / "steel_envs").glob("doctor*.py"))
+    too_long = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            limit = 250 if isinstance(node, ast.ClassDef) else 80
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.end_lineno - node.lineno + 1 > limit:
+                too_long.append(f"{path.name}:{node.name} {node.end_lineno - node.lineno + 1} lines")
+    assert len(files) >= 8 and not too_long, too_long
+
+
 _GROUP_BUFFERS = {"reward_terms", "flags", "termination_flags", "obs", "metric_values", "values", "privileged"}
 """Parameter names of the buffers the core writes from a task's terms (rewards, terminations, observations,
 metrics)."""
