@@ -557,19 +557,13 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
         self._reset_task(world_mask)
 
     def _observe(self, redraw: wp.array | None = None) -> None:
-        """Observations of every world (the task's blocks, then the pipeline's noise, clip and camera); noise is
-        drawn anew for the worlds in ``redraw`` ((num_envs + 1,) bool; None: every world, a step, which also moves
-        the blocks' history one frame on). The worlds whose episode starts (``redraw``; in a NEXT_STEP step, those
-        its start reset) begin their history anew."""
-        if redraw is None:
-            self.obs_pipeline.shift_history()
-        self.terms.observe(self.obs_pipeline.obs)
-        if self.obs_pipeline.privileged is not None:
-            self.terms.observe_privileged(self.obs_pipeline.privileged)
+        """Observations of every world; noise drawn anew for the worlds in ``redraw`` ((num_envs + 1,) bool; None:
+        every world, a step). The worlds whose episode starts (``redraw``; in a NEXT_STEP step, those it reset)
+        begin their observation history anew."""
         started = redraw
         if redraw is None and self.autoreset_mode == AutoresetMode.NEXT_STEP:
             started = self._next_step_mask
-        self.obs_pipeline.process(redraw, self._no_world, started)
+        self.obs_pipeline.observe(self.terms, redraw, self._no_world, started)
 
     def _check_open(self) -> None:
         if self.closed:

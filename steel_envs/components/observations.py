@@ -14,6 +14,7 @@ from .. import kernels
 
 if TYPE_CHECKING:
     from ..core import NewtonVectorEnv
+    from .terms import TermGroups
 
 __all__ = ["ObservationPipeline"]
 
@@ -78,10 +79,15 @@ class ObservationPipeline:
             start += block.width
         return wp.array(np.array(rows, np.int32), dtype=wp.int32) if rows else None
 
-    def shift_history(self) -> None:
-        """Before a step's observations are written: every block's frames one older (a block with history)."""
-        if self._history is not None:
+    def observe(self, terms: TermGroups, redraw: wp.array | None, no_world: wp.array, started: wp.array | None) -> None:
+        """Every world's observations: in a step (``redraw`` None) the blocks' history moves one frame on, then the
+        task's blocks (``terms``), then :meth:`process`."""
+        if redraw is None and self._history is not None:
             self.env.launch_per_world(kernels.shift_observation_history, inputs=[self._history], outputs=[self.obs])
+        terms.observe(self.obs)
+        if self.privileged is not None:
+            terms.observe_privileged(self.privileged)
+        self.process(redraw, no_world, started)
 
     def _make_critic_group(self, n: int, obs_dim: int, privileged_dim: int) -> None:
         """The critic group: the policy's state observations without noise, then the task's privileged blocks; the
