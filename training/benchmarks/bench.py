@@ -38,7 +38,7 @@ import numpy as np
 import torch
 import warp as wp
 
-__all__ = ["BenchRow", "bench", "gymnasium_peer", "main", "ratio_table"]
+__all__ = ["BenchRow", "bench", "gymnasium_peer", "main", "plot", "ratio_table", "row_record", "table"]
 
 _MUJOCO_PEERS = {"steel_envs/AntRun-v0": "Ant-v5", "steel_envs/HumanoidRun-v0": "Humanoid-v5"}
 
@@ -323,7 +323,9 @@ def ratio_table(rows: list[BenchRow]) -> str:
     return "\n".join(["ratio against the faster MuJoCo peer:", *lines]) if lines else ""
 
 
-def _table(rows: list[BenchRow]) -> str:
+def table(rows: list[BenchRow]) -> str:
+    """The rows as a fixed-width text table, one line per row: env-steps/s, physics-steps/s, the step's split
+    [ms], memory [KiB/world] and the first call [s]."""
     head = (
         f"{'env':34s} {'kind':16s} {'worlds':>6s} {'env-steps/s':>12s} {'phys-steps/s':>13s} "
         f"{'physics ms':>10s} {'overhead ms':>11s} {'KiB/world':>9s} {'first s':>7s}"
@@ -337,7 +339,9 @@ def _table(rows: list[BenchRow]) -> str:
     return "\n".join(lines)
 
 
-def _plot(rows: list[BenchRow], path: str) -> None:
+def plot(rows: list[BenchRow], path: str) -> None:
+    """Write a PNG of env-steps/s against worlds (log-log) to ``path``: one line per (ID, kind), the Gymnasium peers
+    as horizontal lines."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -371,8 +375,7 @@ def _plot(rows: list[BenchRow], path: str) -> None:
     plt.close(fig)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``steel-envs bench <Id>... --num-envs 1,16,64 --steps K --device cpu``."""
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="steel-envs bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -391,6 +394,42 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also time every kernel of an eager step per ID at the largest world count, grouped by phase",
     )
+    return p
+
+
+def row_record(row: BenchRow) -> dict:
+    """``row`` as a JSON-ready dict: its fields, NaN (not measured) as None."""
+    return {k: None if isinstance(v, float) and np.isnan(v) else v for k, v in asdict(row).items()}
+
+
+def _print_report(rows: list[BenchRow]) -> None:
+    """The table, the ratios against the MuJoCo peers and each ID's wrapper overhead, on stdout."""
+    print(table(rows))
+    ratios = ratio_table(rows)
+    if ratios:
+        print(ratios)
+    for r in rows:
+        if "wrapper_overhead" in r.notes:
+            print(
+                f"wrapper overhead vs bare loop, {r.env_id} x {r.num_envs}: {100 * r.notes['wrapper_overhead']:+.1f} %"
+            )
+
+
+def _profiles(env_ids: Sequence[str], num_envs: int, steps: int, device: str) -> list[dict]:
+    """Each ID's per-kernel profile at ``num_envs`` worlds (printed), as dicts for the JSON file."""
+    from .profile import profile
+
+    profiles = []
+    for env_id in env_ids:
+        prof = profile(env_id, num_envs, steps=min(steps, 20), device=device)
+        print(prof.table())
+        profiles.append(asdict(prof))
+    return profiles
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``steel-envs bench <Id>... --num-envs 1,16,64 --steps K --device cpu``."""
+    p = _parser()
     a = p.parse_args(argv)
     wp.config.log_level = wp.LOG_WARNING
     try:
@@ -425,15 +464,7 @@ def main(argv: list[str] | None = None) -> int:
         repeats=a.repeats,
     )
     bar.close()
-    print(_table(rows))
-    ratios = ratio_table(rows)
-    if ratios:
-        print(ratios)
-    for r in rows:
-        if "wrapper_overhead" in r.notes:
-            print(
-                f"wrapper overhead vs bare loop, {r.env_id} x {r.num_envs}: {100 * r.notes['wrapper_overhead']:+.1f} %"
-            )
+    _print_report(rows)
     meta = {
         "device": a.device,
         "cpu_count": os.cpu_count(),
@@ -442,18 +473,10 @@ def main(argv: list[str] | None = None) -> int:
         "repeats": a.repeats,
         "command": "steel-envs bench " + " ".join(sys.argv[2:] if argv is None else argv),
     }
-    records = [{k: None if isinstance(v, float) and np.isnan(v) else v for k, v in asdict(r).items()} for r in rows]
-    profiles = []
-    if a.profile:
-        from .profile import profile
-
-        for env_id in a.env_ids:
-            prof = profile(env_id, max(counts), steps=min(a.steps, 20), device=a.device)
-            print(prof.table())
-            profiles.append(asdict(prof))
+    profiles = _profiles(a.env_ids, max(counts), a.steps, a.device) if a.profile else []
     with open(f"{a.out}.json", "w") as f:
-        json.dump({"meta": meta, "rows": records, "profiles": profiles}, f, indent=2)
-    _plot(rows, f"{a.out}.png")
+        json.dump({"meta": meta, "rows": [row_record(r) for r in rows], "profiles": profiles}, f, indent=2)
+    plot(rows, f"{a.out}.png")
     print(f"wrote {a.out}.json and {a.out}.png")
     return 0
 
