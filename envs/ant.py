@@ -87,9 +87,9 @@ class AntScene(SteelVectorEnv):
     declared (the torques are at most ``action_scale``). They are enforced in two layers:
 
     - SolverSteel's limit rows, ``joint_limit_activation_gap=2.0`` rad (wider than every hinge's range: a row for
-      every limit side in every step). With the former gap of 0.1 rad a hinge crossed its limit within one physics
-      step (the light legs reach 60-85 rad/s under full torque, 0.6-0.85 rad per 0.01 s step) and overshot it by up
-      to 0.6 rad.
+      every limit side in every step). With a gap of 0.1 rad a hinge crosses its limit within one physics step (the
+      light legs reach 60-85 rad/s under full torque, 0.6-0.85 rad per 0.01 s step) and overshoots it by up to
+      0.6 rad.
     - The rows leave a residual where a loaded foot's contact and friction rows are coupled to the limit rows: the
       Gauss-Seidel sweep converges slowly there, or alternates between two states with friction (measured up to
       0.1 rad past a limit at 12 iterations; more iterations alone do not remove the alternation, and
@@ -103,11 +103,11 @@ class AntScene(SteelVectorEnv):
     min_worlds_per_shard = 4
     # Contact watermark (newton 1.8.0, CPU, steel-envs doctor, 32 worlds x 200 steps of random, bang-bang and zero
     # torques): 694 contacts in all, 21.7 per world, with terminate_when_unhealthy=False (ants left on their backs);
-    # 17.5 with the task's terminations. 48 keeps 2.2x headroom. Newton's estimate from the shape pairs was 285 per
-    # world, and the deterministic order sorts every slot: 1,909 -> 3,309 env-steps/s at 64 worlds (issue 16).
+    # 17.5 with the task's terminations. 48 keeps 2.2x headroom. Newton's estimate from the shape pairs, 285 per world,
+    # would cost time: the deterministic order sorts every slot each step.
     rigid_contacts_per_world = 48
-    # Measured on the project's 2-core CPU, one process vs two (``ShardedVectorEnv``), random actions: 8 worlds: 1,440
-    # env-steps/s in one process, 2,093 in two; 32: 1,601 vs 2,648; 128: 1,596 vs 2,979.
+    # min_worlds_per_shard: on a 2-core CPU (random actions) two processes (``ShardedVectorEnv``) step 1.45x as many
+    # env-steps/s as one with 4 worlds each, 1.9x with 64 each.
 
     config_cls = AntSceneConfig
     config: AntSceneConfig
@@ -131,27 +131,26 @@ class AntScene(SteelVectorEnv):
         # contact rows of the legs on the ground); the default 32 overflows in every world resting on the
         # ground. 192 keeps 2x headroom; the overflow term ends the episode of a world that still exceeds it.
         articulation_constraint_max=192,
-        # Contacts (issue 13 item 2: feet went up to 61 mm into the ground after a control step under random and
-        # bang-bang torques). Measured with newton 1.8.0 on the CPU: 32 worlds x 200 control steps of each of
-        # random, bang-bang, zero and saturated torques, the deepest body after every step, states deeper than
-        # 5 mm of the 6400 per family (zero and saturated torques: none in any setting below):
+        # Contacts: with the defaults feet go up to 73 mm into the ground after a control step under random and
+        # bang-bang torques. Each setting below removes one cause (32 worlds x 200 control steps of each of random,
+        # bang-bang, zero and saturated torques, the deepest body after every step; zero and saturated torques put
+        # no body deeper than 5 mm with any of them):
         # - relaxation 0.8: at the default 1.0 the Gauss-Seidel sweep of a loaded foot's contact and friction
         #   rows falls into an exact two-state cycle (the same state after 12 or 400 iterations, the other one
-        #   after 13 or 401), neither of which holds the contact: a foot ended 18 mm deep where the under-relaxed
-        #   sweep converges to 10 mm above the ground. More iterations do not help. Random: 173 states (up to
-        #   73 mm) at 1.0, none at 0.8; bang-bang: 76 (72 mm) and 24 (20 mm).
+        #   after 13 or 401), neither of which holds the contact: a foot ends 18 mm deep where the under-relaxed
+        #   sweep converges to 10 mm above the ground. More iterations do not help.
         # - baumgarte 0.5 (the options page: "up to 0.5 for light bodies pressed into the ground by heavy ones"):
         #   the legs turn at up to 40 rad/s, 0.4 rad per 0.01 s step, and a foot rolling on its contact point
         #   ends a converged step a few mm deep (up to 13 mm, the same at 12 or 400 iterations); 0.5 pushes it
-        #   out within the control step. Bang-bang: 7 states (13 mm).
+        #   out within the control step.
         # - contact_speculative_scale 0.5: a foot may close half of its gap per step instead of all of it, which
         #   absorbs most of the error of a fast-swinging foot's linearized motion (an approaching foot slows over
-        #   its last centimetres). Bang-bang: 2 states (6.7 mm).
-        # - the ground's contact gap, GROUND_GAP: none left (deepest 4.9 mm).
-        # On 64 worlds x 200 steps with two seeds 11 of the 51200 random and bang-bang states remain deeper than
-        # 5 mm (up to 11 mm): feet that roll fast on their contact, and the hinge clamp of
-        # ``project_joint_limits`` turning a loaded foot into the ground. Cost of all four: 6 % of env-steps/s
-        # (64 worlds, CPU: 1,723 -> 1,619, median of 3).
+        #   its last centimetres).
+        # - the ground's contact gap, GROUND_GAP: a fast foot has its contact row before it arrives.
+        # With all four the deepest body is 4.9 mm; on 64 worlds x 200 steps with two seeds 11 of the 51200 random
+        # and bang-bang states remain deeper than 5 mm (up to 11 mm): feet that roll fast on their contact, and the
+        # hinge clamp of ``project_joint_limits`` turning a loaded foot into the ground. Together they cost 6 % of
+        # env-steps/s.
         relaxation=0.8,
         baumgarte=0.5,
         contact_speculative_scale=0.5,

@@ -30,7 +30,7 @@ class ClothSceneConfig(TaskConfig):
 
     cloth_cells: int = 8
     """Cells per side of the square grid (even, so the fold line is a particle row); (cells + 1)^2 particles. 8
-    (16 before): 3.8x the env-steps/s, and the scripted fold and the ground contact hold as well."""
+    steps 3.8x as fast as 16, and the scripted fold and the ground contact hold as well."""
     cloth_size: float = 0.4
     """Side length of the cloth [m]."""
     cloth_mass: float = 0.1
@@ -127,25 +127,25 @@ class ClothScene(VBDVectorEnv):
       particle radius), detection slack ``particle_self_contact_gap`` 5 mm (the docstring: 0.5-1x the margin).
     - ``rigid_soft_enable_dat=True`` with a solver-owned ``CollisionPipeline`` (``soft_contact_gap`` 5 mm):
       particle displacements are truncated against the particle-ground division planes, as self-contact
-      truncates them against each other. Without it, self-contact's truncation could hold a particle under a
-      crumpled layer while the ground's penalty force pushed in vain: corners dragged towards each other along
+      truncates them against each other. Without it, self-contact's truncation can hold a particle under a
+      crumpled layer while the ground's penalty force pushes in vain: corners dragged towards each other along
       the ground put particle centres 43 mm under it in 40 steps (1.40 m in 300, 16 x 16 cells), and neither a
       stiffer ground (shape ``ke`` up to 1e7 N/m), the log-barrier ground law, 20 iterations, 10 substeps, a 10 mm
       self-contact distance, self-contact detection before every iteration nor held corners kept 2 cm up
-      stopped it. With it no particle centre goes below the ground (``tests/test_cloth_contact.py``); it costs
+      stops it. With it no particle centre goes below the ground (``tests/test_cloth_contact.py``); it costs
       4-7 % of the env-steps/s.
     - ``iterations=5`` (Newton's default 10): the scripted fold and the contact checks hold at 5; 1.6x faster.
     - ``particle_edge_contact_buffer_size=128`` (default 64): a policy crumpling the cloth (corners driven to the
-      centre, bobbing up and down, then random) peaked at 75 edge-edge candidates per edge and 16
+      centre, bobbing up and down, then random) peaks at 75 edge-edge candidates per edge and 16
       vertex-triangle candidates per vertex on a 16 x 16 grid; on the 8 x 8 grid the action families of
-      ``tests/test_cloth_contact.py`` and ``scripted_policy`` (100 steps each) peaked at 38 and 14 (measured
-      after every physics step, newton 1.8.0, CPU); the vertex buffer keeps its default of 32. Overflows are
+      ``tests/test_cloth_contact.py`` and ``scripted_policy`` (100 steps each) peak at 38 and 14 (counted
+      after every physics step); the vertex buffer keeps its default of 32. Overflows are
       reported per world in ``info["constraint_overflow"]``.
     """
 
     min_worlds_per_shard = 1
-    # Measured on the project's 2-core CPU, one process vs two (``ShardedVectorEnv``), random actions: 2 worlds: 153
-    # env-steps/s in one process, 228 in two; 8: 115 vs 259; 32: 139 vs 262.
+    # A step is costly enough that one world per process pays: on a 2-core CPU (random actions) two processes
+    # (``ShardedVectorEnv``) step 1.5x as many env-steps/s as one with 1 world each, 1.9x with 16 each.
 
     config_cls = ClothSceneConfig
     config: ClothSceneConfig

@@ -24,12 +24,12 @@ __all__ = ["ACTUATED", "GROUND_GAP", "SELF_GAP", "HumanoidScene", "HumanoidScene
 
 SELF_GAP = 0.04
 """Contact detection gap of the humanoid's own shapes [m]; a pair gets contacts within the sum of its shapes' gaps,
-0.08 m for two capsules (issue 16). With the builder's default 0.1 m every pair closer than 0.2 m had contact rows:
-26 contacts per world and step under random torques, the thighs, shins, waist and butt in every step, 75-150 mm
-apart, each a speculative row costing its Jacobian, its H^-1 J^T and its share of the 64 Gauss-Seidel sweeps. At
-0.02 m bang-bang torques drove a shin 10 mm into the other (16 of 6400 states deeper than 5 mm; a limb closes up to
-0.13 m per 5 ms physics step); 0.04 m leaves the deepest body under random, bang-bang, zero and saturated torques
-exactly as at 0.1 m (measured, 32 worlds x 200 control steps each)."""
+0.08 m for two capsules. With the builder's default 0.1 m every pair closer than 0.2 m has contact rows: 26 contacts
+per world and step under random torques, the thighs, shins, waist and butt in every step, 75-150 mm apart, each a
+speculative row costing its Jacobian, its H^-1 J^T and its share of the Gauss-Seidel sweeps. At 0.02 m bang-bang
+torques drive a shin 10 mm into the other (a limb closes up to 0.13 m per 5 ms physics step); 0.04 m leaves the
+deepest body under random, bang-bang, zero and saturated torques exactly as at 0.1 m (32 worlds x 200 control steps
+each)."""
 GROUND_GAP = 0.2 - SELF_GAP
 """Contact detection gap of the ground plane [m]: a body and the ground keep the 0.2 m pair gap they had with the
 builder's default on both, which the feet need (an ankle turns at up to 87 rad/s)."""
@@ -95,8 +95,8 @@ class HumanoidScene(SteelVectorEnv):
     most ``gear * action_scale``). They are enforced in two layers:
 
     - SolverSteel's limit rows, ``joint_limit_activation_gap=1.0`` rad (a limit side has its row whenever the hinge
-      is within 1 rad of it). With the former gap of 0.1 rad an ankle crossed its limit within one physics step (up
-      to 87 rad/s under bang-bang torques, 0.44 rad per 0.005 s step) and overshot it by up to 0.24 rad.
+      is within 1 rad of it). With a gap of 0.1 rad an ankle crosses its limit within one physics step (up to
+      87 rad/s under bang-bang torques, 0.44 rad per 0.005 s step) and overshoots it by up to 0.24 rad.
     - The rows leave a residual where the contact rows of a loaded foot are coupled to the ankle's or hip's limit
       rows: the Gauss-Seidel sweep needs 100 or more iterations there (measured up to 0.12 rad past a limit at 12
       iterations, 0.05 rad at 32). With ``project_joint_limits`` (default) the env clamps each hinge into its range
@@ -109,10 +109,10 @@ class HumanoidScene(SteelVectorEnv):
     # Contact watermark (newton 1.8.0, CPU, steel-envs doctor, 32 worlds x 300 steps of random, bang-bang and zero
     # torques, SELF_GAP 0.04 m): 1,602 contacts in all, 50 per world, with terminate_when_unhealthy=False (humanoids
     # lying on the ground); 14 with the task's terminations. 100 keeps 2x headroom. Newton's estimate from the
-    # shape pairs was 805 per world: 1,497 -> 1,904 env-steps/s at 64 worlds (issue 16).
+    # shape pairs, 805 per world, would cost time: the deterministic order sorts every slot each step.
     rigid_contacts_per_world = 100
-    # Measured on the project's 2-core CPU, one process vs two (``ShardedVectorEnv``), random actions: 4 worlds: 513
-    # env-steps/s in one process, 832 in two; 16: 483 vs 843; 64: 506 vs 954.
+    # min_worlds_per_shard: on a 2-core CPU (random actions) two processes (``ShardedVectorEnv``) step 1.6x as many
+    # env-steps/s as one with 2 worlds each, 1.9x with 32 each.
 
     config_cls = HumanoidSceneConfig
     config: HumanoidSceneConfig
@@ -126,42 +126,33 @@ class HumanoidScene(SteelVectorEnv):
     camera_target = (0.0, 0.0, 0.9)
     solver_defaults = SteelSolverOptions(
         # Limits as the XML declares them. The options page: keep the activation gap [rad] above
-        # 2 * max|qd| * dt; bang-bang torques drive an ankle at up to 87 rad/s, 2 * 87 * 0.005 = 0.87 rad. The
-        # former 0.1 rad let a hinge cross its limit within one step; 1.0 rad gives the same motion as inf
-        # (measured bit for bit) with fewer rows on the wide joints (knees, elbows, abdomen).
+        # 2 * max|qd| * dt; bang-bang torques drive an ankle at up to 87 rad/s, 2 * 87 * 0.005 = 0.87 rad. At
+        # 0.1 rad a hinge crosses its limit within one step; 1.0 rad gives the same motion as inf (bit for bit)
+        # with fewer rows on the wide joints (knees, elbows, abdomen).
         enable_joint_limits=True,
         joint_limit_activation_gap=1.0,
         # Measured with row_watermark=True (newton 1.8.0, CPU, steel-envs doctor, 32 worlds x 300 steps of random,
         # bang-bang and zero torques): up to 110 rows per world with the task's terminations, 223 for humanoids
         # left lying on the ground (terminate_when_unhealthy=False; contacts of every capsule and the
-        # self-contacts within SELF_GAP); 320 keeps the options page's 1.3x headroom over the largest. (With the
-        # former 0.1 m self gap: 222 and 327 rows, and a capacity of 480.)
+        # self-contacts within SELF_GAP); 320 keeps the options page's 1.3x headroom over the largest.
         articulation_constraint_max=320,
-        # Contacts (issue 13 item 2: a foot went 5.65 mm into the ground under random torques, up to 55 mm under
-        # saturated ones). Under a saturated torque a loaded foot presses its hip or ankle against the limit; at
-        # 12 iterations the sweep leaves the joint past it, the clamp of ``project_joint_limits`` turns the limb
+        # Contacts: under a saturated torque a loaded foot presses its hip or ankle against the limit; at 12
+        # iterations the sweep leaves the joint past it, the clamp of ``project_joint_limits`` turns the limb
         # back, driving the foot about 12 mm into the ground per physics step, and the contact's Baumgarte
         # correction removes 20 % per step: the foot settles near 60 mm deep. More iterations shrink the residual
         # the clamp removes, a larger baumgarte pushes the foot out faster (the options page: "up to 0.5 for light
         # bodies pressed into the ground by heavy ones"), and relaxation 0.9 breaks the two-state cycle of a
         # foot's contact and friction rows that the ant shows as well (a foot 5.6 mm deep after any even number
-        # of iterations, 7.3 mm above after any odd one). Measured with newton 1.8.0 on the CPU, 32 worlds x 200
-        # control steps of each of random, bang-bang, zero and saturated torques, deepest body after every step
-        # (states deeper than 5 mm of the 25600): 12 iterations 55 mm (125), 48 iterations 12.9 mm (10); with
-        # baumgarte 0.5 and relaxation 0.9: 24 iterations 15.3 mm (35), 32 10.1 mm (14), 48 5.8 mm (2), 64
-        # 3.0 mm (none; on 64 worlds with two seeds one state of 102400, 5.6 mm). Cost: 14-18 % of env-steps/s
-        # (64 worlds, CPU: 798 -> 687 and 805 -> 663 in two medians of 3 and 5 runs; 32 iterations 10 %).
-        # With point friction and SELF_GAP (issue 16) 48 iterations leave the same deepest bodies as 64 (random,
-        # bang-bang, zero, saturated torques, lying humanoids: 5.25 / 4.36 / 0.07 / 3.26 / 5.25 mm against 5.32 /
-        # 4.46 / 0.04 / 3.26 / 5.25) at 7 % more env-steps/s (1,926 -> 2,061, 64 worlds); 32 let saturated torques
-        # drive a foot 8.2 mm deep.
+        # of iterations, 7.3 mm above after any odd one). 48 iterations: with the settings here the deepest
+        # bodies under random, bang-bang, zero and saturated torques and of lying humanoids (32 worlds x 200
+        # control steps each) are those of 64 iterations; 32 let saturated torques drive a foot 8.2 mm deep.
         iterations=48,
         baumgarte=0.5,
         relaxation=0.9,
-        # Point friction (issue 16; the options page: "Set 0 (point friction) for scenes where nothing is held; it is
-        # cheaper"): the friction patches' build, history and preparation took 21 % of a step (64 worlds, CPU), and
-        # nothing here is held. The deepest body under random, bang-bang, zero and saturated torques is alike or
-        # less deep (bang-bang 5.4 -> 4.5 mm).
+        # Point friction (the options page: "Set 0 (point friction) for scenes where nothing is held; it is
+        # cheaper"): nothing here is held, and the friction patches' build, history and preparation would take 21 %
+        # of a step. The deepest body under random, bang-bang, zero and saturated torques is alike or less deep
+        # than with patches.
         friction_anchor_beta=0.0,
     )
 

@@ -7,7 +7,7 @@ articulation are coupled (a loaded foot whose hip or ankle is at its limit), the
 humanoid needs 100 or more iterations) or, with friction, alternates between two states from one sweep to the next
 (the ant: the same violation after 12 or 5000 iterations; under-relaxation removes it), and a limited joint ends
 the step past its limit: measured with newton 1.8.0 on the CPU under random, bang-bang and saturated torques, up to
-0.1 rad on AntRun and 0.12 rad on HumanoidRun at their 12 iterations. :class:`JointLimitProjection` removes that
+0.1 rad on AntRun and 0.12 rad on HumanoidRun at 12 iterations. :class:`JointLimitProjection` removes that
 residual: after each physics step it clamps every limited coordinate into ``[joint_limit_lower,
 joint_limit_upper]``, removes the joint velocity that points out of the range, and re-runs forward kinematics of
 the articulations it changed, so ``body_q`` / ``body_qd`` match the joint state the next step and the observations

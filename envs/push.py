@@ -139,20 +139,20 @@ class PushScene(SteelVectorEnv):
 
     min_worlds_per_shard = 16
     # Contact watermark (newton 1.8.0, CPU, steel-envs doctor, 32 worlds x 200 steps of random, bang-bang and zero
-    # actions): 164 contacts in all, 5.1 per world; 12 keeps 2.3x headroom (Newton's estimate: 31 per world; 6,965
-    # -> 7,278 env-steps/s at 64 worlds, issue 16). With clutter, ``__init__`` adds _CONTACTS_PER_CUBE per clutter cube.
+    # actions): 164 contacts in all, 5.1 per world; 12 keeps 2.3x headroom (Newton's estimate, 31 per world, would
+    # cost time: the deterministic order sorts every slot each step). With clutter, ``__init__`` adds
+    # _CONTACTS_PER_CUBE per clutter cube.
     rigid_contacts_per_world = 12
-    # Measured on the project's 2-core CPU, one process vs two (``ShardedVectorEnv``), random actions, at dt 0.01 s x 4:
-    # 8 worlds: 2,803 env-steps/s in one process, 2,717 in two; 32: 5,438 vs 6,757; 128: 6,746 vs 12,451. At dt
-    # 0.02 s x 2 (2026-12-03, on a machine that ran the MuJoCo peer at 2,660 env-steps/s), 128: 9,187 vs 17,260.
+    # min_worlds_per_shard: with fewer worlds per process a step's round trip through the pipes costs more than the
+    # second process saves (2-core CPU, random actions); with 64 each two processes (``ShardedVectorEnv``) step 1.9x
+    # as many env-steps/s as one.
 
     config_cls = PushSceneConfig
     config: PushSceneConfig
-    # dt 0.02 s x 2 and 8 iterations (was 0.01 s x 4 and 12; issue 14: learning PushCube-v0 was bound by the physics,
-    # 85 % of a PPO iteration): 6.1 ms per control step of 64 worlds (was 12.8, CPU, random actions). Measured
-    # against dt 0.005 s x 8 over 150 steps of 32 worlds: the cube's mean position error under the scripted solver
-    # 8.9 mm (5.2 at dt 0.01), the cube's height within 0.2 mm of resting; the scripted solver's return and success
-    # unchanged (-85.4 against -85.6, 100 % of 193 episodes); doctor: every line passes as before.
+    # dt 0.02 s x 2 and 8 iterations: learning PushCube-v0 is bound by the physics, and a control step costs half
+    # as much as with 0.01 s x 4 and 12 iterations. Against dt 0.005 s x 8 over 150 steps of 32 worlds the cube's
+    # mean position error under the scripted solver is 8.9 mm (5.2 at dt 0.01), its height stays within 0.2 mm of
+    # resting, and the scripted solver succeeds in every episode; ``steel-envs doctor`` passes.
     physics_dt = 0.02
     decimation = 2
     enable_collisions = True
@@ -162,10 +162,10 @@ class PushScene(SteelVectorEnv):
     camera_target = (0.0, 0.05, 0.0)
     solver_defaults = SteelSolverOptions(
         # The gantry declares position limits (x in [-1, 2] m, y in [-1, 1] m from its start); the options page: set
-        # True whenever the model authors joint limits. Without it a constant action drove the finger 2 m past
+        # True whenever the model authors joint limits. Without it a constant action drives the finger 2 m past
         # them. The activation gap [m] stays above 2 * max|qd| * dt (options page) up to finger speeds of 2.5 m/s,
         # 5x the default max_finger_speed. Rows then exist only near the ends of the travel: with inf (4 rows
-        # every step) the env ran 10% slower (CPU, 64 worlds), with this gap 1%.
+        # every step) the env runs 10 % slower than without limits, with this gap 1 %.
         enable_joint_limits=True,
         joint_limit_activation_gap=0.1,
         articulated_contact_response="propagation",

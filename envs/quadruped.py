@@ -85,11 +85,11 @@ class QuadrupedScene(SteelVectorEnv):
 
     min_worlds_per_shard = 4
     # Contact watermark (newton 1.8.0, CPU, steel-envs doctor, 32 worlds x 200 steps of random, bang-bang and zero
-    # actions): 512 contacts in all, 16 per world; 32 keeps 2x headroom (Newton's estimate from the shape pairs: 65
-    # per world; 2,917 -> 3,182 env-steps/s at 64 worlds, issue 16).
+    # actions): 512 contacts in all, 16 per world; 32 keeps 2x headroom (Newton's estimate from the shape pairs, 65
+    # per world, would cost time: the deterministic order sorts every slot each step).
     rigid_contacts_per_world = 32
-    # Measured on the project's 2-core CPU, one process vs two (``ShardedVectorEnv``), random actions: 8 worlds: 1,872
-    # env-steps/s in one process, 2,409 in two; 32: 2,325 vs 4,188; 128: 2,343 vs 4,477.
+    # min_worlds_per_shard: on a 2-core CPU (random actions) two processes (``ShardedVectorEnv``) step 1.3x as many
+    # env-steps/s as one with 4 worlds each, 1.8x with 16 each, 1.9x with 64 each.
 
     config_cls = QuadrupedSceneConfig
     config: QuadrupedSceneConfig
@@ -108,10 +108,10 @@ class QuadrupedScene(SteelVectorEnv):
         drive_mode="rows",
         enable_joint_limits=True,
         # The URDF's 20 rad/s velocity limit of every joint, enforced by a clamp fused into the drive rows
-        # (fuse_joint_velocity_limits, on by default); without it bang-bang targets drove knees to 35 rad/s.
+        # (fuse_joint_velocity_limits, on by default); without it bang-bang targets drive knees to 35 rad/s.
         enable_joint_velocity_limits=True,
         # The options page: keep the gap above 2 * max|qd| * dt = 2 * 20 rad/s * 0.005 s = 0.2 rad, which the
-        # velocity limit bounds; the former 0.1 rad was below it (knees at 35 rad/s move 0.18 rad per step).
+        # velocity limit bounds.
         joint_limit_activation_gap=0.25,
         # Measured with row_watermark=True (newton 1.8.0, CPU, 32 worlds, 200 steps of random, bang-bang and
         # saturated targets): up to 133 rows (12 drives, contacts of feet and fallen bodies, limits); 256 keeps

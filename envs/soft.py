@@ -168,9 +168,9 @@ class SoftScene(VBDVectorEnv):
     contact material ``soft_contact_ke = 2e4`` N/m, ``soft_contact_kd = 1e-2``, ``soft_contact_mu = 0.5``, which
     SolverVBD mixes with each shape's (ke and kd averaged, mu their geometric mean): against the ground (the
     builder's default material, ke 2.5e3, kd 100, mu 1) ke 1.125e4 N/m, mu 0.71; against the pusher (mu 0.5) ke
-    1.125e4 N/m, mu 0.5. ``soft_contact_ke`` was 1e4 with the 4-cell block; the 3-cell block's particles are twice
-    as heavy, and at 1e4 its resting bottom layer sank 0.5 mm (of the 5 mm radius) into the ground, 0.3 mm at 2e4
-    (0.25 mm before). Solver options that differ from Newton's defaults, from the reference page's guidance:
+    1.125e4 N/m, mu 0.5. ``soft_contact_ke`` is 2e4 because the 3-cell block's particles are heavy (twice a
+    4-cell block's): at 1e4 its resting bottom layer sinks 0.5 mm (of the 5 mm radius) into the ground, at 2e4
+    0.3 mm. Solver options that differ from Newton's defaults, from the reference page's guidance:
 
     - ``rigid_compliant_alm=True``: the page's recommended rigid path (the legacy one is deprecated).
     - ``particle_enable_self_contact`` stays off: a convex block pushed on the ground does not fold onto itself
@@ -180,20 +180,19 @@ class SoftScene(VBDVectorEnv):
       self-contact on would crush the block.
     - ``iterations=5`` (Newton's default is 10), with 5 substeps of 0.01 s and the 3-cell block: the cost is one
       neo-Hookean tetrahedron evaluation per tetrahedron corner per iteration per substep (the rest is small), so
-      these settings do 4.7x less work than 10 iterations on the former 4-cell block (320 tetrahedra). Measured
-      on a face-on push at full speed (target 0.4 m/s): the pusher and block move at 0.32 m/s (the coupled
-      block-pusher solve converges towards 0.38 m/s with 30 iterations at 0.005 s; the 4-cell block at 10
-      iterations gave 0.35), the block keeps 99 % of its volume and its particle centres stay 4.3 mm or more
-      above the ground (radius 5 mm). Longer substeps cost fidelity faster than fewer iterations do: with 2
-      substeps of 0.025 s the pushed block lost 13 % of its volume and particle centres went 3 mm below the ground
-      at 5 iterations (at 10: 1 % and 2.4 mm above).
+      5 iterations cost half of Newton's 10. On a face-on push at full speed (target 0.4 m/s) the pusher and
+      block move at 0.32 m/s (the coupled block-pusher solve converges towards 0.38 m/s with 30 iterations at
+      0.005 s), the block keeps 99 % of its volume and its particle centres stay 4.3 mm or more above the ground
+      (radius 5 mm). Longer substeps cost fidelity faster than fewer iterations do: with 2 substeps of 0.025 s the
+      pushed block loses 13 % of its volume and particle centres go 3 mm below the ground at 5 iterations (at 10:
+      1 % and 2.4 mm above).
     - Buffers keep their defaults: the pusher meets one face of the block ((cells + 1)^2 = 16 particles at the
       default size, under ``rigid_body_particle_contact_buffer_size`` 256); overflows are reported per world.
     """
 
     min_worlds_per_shard = 2
-    # Measured on the project's 2-core CPU, one process vs two (``ShardedVectorEnv``), random actions: 4 worlds: 619
-    # env-steps/s in one process, 982 in two; 16: 666 vs 1,261; 64: 680 vs 1,256.
+    # On a 2-core CPU (random actions) two processes (``ShardedVectorEnv``) step 1.6x as many env-steps/s as one
+    # with 2 worlds each, 1.9x with 8 each.
 
     config_cls = SoftSceneConfig
     config: SoftSceneConfig

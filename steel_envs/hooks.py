@@ -65,8 +65,8 @@ class SceneHooks:
     """Contact capacity per world: the pipeline's ``rigid_contact_max`` is this times the worlds unless
     ``collision_options`` gives one; None: Newton's estimate from the shape pairs. Size it from the contact watermark
     (``steel-envs doctor``'s ``contacts`` line) with about 2x headroom: the buffer is shared, an overflow ends every
-    world (``constraint_overflow``), and the deterministic contact order sorts every slot each step (issue 16: on
-    AntRun Newton's estimate of 285 per world cost 42 % of a step at 64 worlds on the CPU)."""
+    world (``constraint_overflow``), and the deterministic contact order sorts every slot each step, so an oversized
+    capacity costs time in every step (on AntRun Newton's estimate is 285 per world against a watermark of 22)."""
     action_dim: ClassVar[int]
     """Action size per world."""
     solver_defaults: ClassVar[Any]
@@ -75,7 +75,8 @@ class SceneHooks:
     """The scene's options on CUDA devices, where they differ (e.g. CUDA-only sweeps); None: ``solver_defaults``."""
     min_worlds_per_shard: ClassVar[int] = 64
     """Fewest worlds per CPU process at which splitting the worlds over processes pays (``--shards auto``,
-    :mod:`steel_envs.sharding`), measured per scene on the project's 2-core CPU."""
+    :mod:`steel_envs.sharding`): below it a step's round trip through the pipes and shared memory costs more than
+    the extra process saves."""
     camera_tracked_body: ClassVar[int] = -1
     """Body (index within a world) the render camera follows on the ground plane; -1: a fixed camera."""
     camera_eye: ClassVar[tuple[float, float, float]] = (0.0, -4.0, 1.5)

@@ -52,9 +52,8 @@ class TaskConfig:
     (the rigid contacts' signed distance less both shapes' margins) [m], or a particle's centre is below the ground
     plane (z = 0); end cause ``info["penetration"]``, a truncation unless ``penetration_is_terminal``. None: off.
     The default, 5 mm, is the depth every shipped scene keeps its contacts within under random, bang-bang, zero and
-    saturated actions (issue 13 item 2; ``steel-envs doctor``), so a world that goes deeper is a physics fault an
-    agent could exploit, not a normal state. Cost: within the noise of ``bench`` (AntRun, HumanoidRun,
-    QuadrupedVelocity, PushCube at 64 worlds on the CPU, 3 runs each: -1 % to +1 %)."""
+    saturated actions (``steel-envs doctor``), so a world that goes deeper is a physics fault an agent could
+    exploit, not a normal state. The check's cost is within the noise of ``bench``."""
     penetration_is_terminal: bool = False
     """End a penetration episode as a termination instead of a truncation."""
     obs_clip: float = 1.0e4

@@ -103,10 +103,9 @@ class AntRunEnv(AntScene):
 
     The healthy torso height ends at 1.5 m instead of 1.0 m. nv_ant.xml's light legs (hinge armature 0.01 and
     damping 0.1, where Ant-v5's model has 1 and 1) leap: trained policies run in bounds, launching the torso from
-    a 0.26-0.33 m crouch at 3.3 m/s to a ballistic 1.0-1.07 m. At 1.0 m, 20 of 37 episodes of a policy trained
-    for 30 min ended mid-stride that way (mean distance 44.5 m); at 1.5 m none of 32 of a policy trained for
-    10 min did (42.0 m, against 30.2 m at 1.0). The torso sphere (radius 0.25 m) cannot reach the lower bound
-    without passing into the ground, as in Ant-v5.
+    a 0.26-0.33 m crouch at 3.3 m/s to a ballistic 1.0-1.07 m. A bound of 1.0 m ends more than half of a trained
+    policy's episodes mid-stride that way; 1.5 m ends none. The torso sphere (radius 0.25 m) cannot reach the lower
+    bound without passing into the ground, as in Ant-v5.
 
     ## Arguments
     Those of :class:`steel_envs.SteelVectorEnv` and the fields of :class:`AntRunConfig`.

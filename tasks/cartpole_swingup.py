@@ -69,7 +69,7 @@ class CartpoleSwingupEnv(CartpoleScene):
     only on a non-finite state. The rail has ends instead of a termination, as in dm_control: the cart's prismatic
     joint is limited to ``[-cart_position_limit, cart_position_limit]`` (1.8 m), enforced by SolverSteel's joint
     limit rows (``enable_joint_limits=True``), so the cart stops at an end and the episode goes on. (Without them
-    a trained policy spun the pole while the cart drifted 57-193 m away, where the centring factor costs at most
+    a trained policy spins the pole while the cart drifts 57-193 m away, where the centring factor costs at most
     half the reward.) Measured under 500 steps of constant and bang-bang full force and of random actions: no
     excursion past the limit at any physics step (``tests/test_scripted.py``, ``tests/test_joint_limits.py``).
     """

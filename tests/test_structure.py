@@ -267,3 +267,37 @@ def test_tasks_return_term_values_and_never_write_a_group_buffer() -> None:
                 params = {a.arg for a in node.args.args} & _GROUP_BUFFERS
                 found += [f"{path.name}:{node.name}({p})" for p in sorted(params)]
     assert len(files) >= 10 and not found, found
+
+
+def _comment_and_docstring_lines(source: str) -> list[tuple[int, str]]:
+    """(line, text) of every ``#`` comment (``tokenize``) and every line of every docstring, attribute docstrings
+    included (a bare string statement anywhere, found with ``ast``)."""
+    import io
+    import tokenize
+
+    found = [(t.start[0], t.string) for t in tokenize.generate_tokens(io.StringIO(source).readline)]
+    found = [(line, text) for line, text in found if text.startswith("#")]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            found += [(node.lineno + i, line) for i, line in enumerate(node.value.value.splitlines())]
+    return sorted(found)
+
+
+def _history_citations(source: str) -> list[str]:
+    """Comment and docstring lines of ``source`` that cite an issue number (``issue 16``, ``(issue 13 item 2``,
+    ``issues 12 and 14``) or a date (``2026-12-03``), as ``line: text``."""
+    import re
+
+    pattern = re.compile(r"\bissues? \d+|\b\d{4}-\d{2}-\d{2}\b", re.IGNORECASE)
+    return [f"{line}: {text.strip()}" for line, text in _comment_and_docstring_lines(source) if pattern.search(text)]
+
+
+def test_comments_and_docstrings_cite_no_issue_or_date() -> None:
+    """Comments and docstrings of the package say why, in the present tense: measurement histories, issue numbers
+    and dates belong in the CHANGELOG and the commit messages. Code and string literals are not checked."""
+    sample = '"""Fast (Issue 16)."""\nX = 1  # 12 iterations (issue 13 item 2)\n"""Measured 2026-12-03."""\n'
+    sample += 'def f():\n    """Issues 12 and 14."""\n    return "issue 16"  # tissue 3 is fine\n'
+    assert [hit.split(":")[0] for hit in _history_citations(sample)] == ["1", "2", "3", "5"]  # the check can fail
+    files = [p for folder in ("steel_envs", "envs", "tasks", "training") for p in sorted((ROOT / folder).rglob("*.py"))]
+    offenders = [f"{p.relative_to(ROOT)}:{hit}" for p in files for hit in _history_citations(p.read_text())]
+    assert len(files) > 60 and not offenders, "\n".join(offenders)
