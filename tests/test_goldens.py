@@ -5,6 +5,9 @@ why:
 
     python tests/test_goldens.py --update [ID ...]
 
+Each run compares against hashes a previous process stored, so the goldens also prove that a trajectory is the
+same in every process (no dependence on hash seeds, addresses or thread timing).
+
 The goldens hold, per ID, the SHA-256 (first 16 hex digits) of the bytes of each checked tensor after each of
 ``STEPS`` steps. The checked tensors are the step's returns and a fixed list of ``info`` entries (stored beside
 the hashes, so adding an entry is an explicit regeneration). Hashes depend on the pinned newton and warp-lang
