@@ -19,7 +19,14 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["REFERENCE_DIR", "LoadedPolicy", "load_policy", "load_policy_callable", "reference_checkpoint"]
+__all__ = [
+    "REFERENCE_DIR",
+    "LoadedPolicy",
+    "load_policy",
+    "load_policy_callable",
+    "reference_checkpoint",
+    "save_policy_only",
+]
 
 REFERENCE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference")
 """Where the shipped reference checkpoints live: ``<REFERENCE_DIR>/<Name>/seed<k>/model_final.pt``."""
@@ -51,6 +58,24 @@ class LoadedPolicy:
     """rsl_rl's OnPolicyRunner holding the models (for export)."""
 
 
+POLICY_KEYS = ("actor_state_dict", "iter", "infos")
+"""What a policy-only checkpoint keeps of rsl_rl's: the actor (its layers, observation normalizer and action std)
+and the iteration counts; not the critic or the optimizer's state, which only training needs."""
+
+
+def save_policy_only(checkpoint: str, out: str) -> None:
+    """Write ``checkpoint``'s policy (:data:`POLICY_KEYS`) to ``out``, a fifth of the file's size: what the shipped
+    reference checkpoints hold. ``load_policy`` plays it; ``steel-envs train --resume`` refuses it.
+
+    Raises:
+        FileNotFoundError: If ``checkpoint`` is missing.
+    """
+    saved = torch.load(checkpoint, weights_only=False, map_location="cpu")
+    partial = f"{out}.partial-{os.getpid()}"
+    torch.save({key: saved[key] for key in POLICY_KEYS}, partial)
+    os.replace(partial, out)
+
+
 def load_policy(checkpoint: str, *, device: str = "cpu", num_envs: int = 1, **env_kwargs) -> tuple:
     """Load ``checkpoint`` with the hyper-parameters of its run; return (LoadedPolicy, vector env).
 
@@ -79,7 +104,7 @@ def load_policy(checkpoint: str, *, device: str = "cpu", num_envs: int = 1, **en
         # A run saved before a hyper-parameter existed trained with its default.
         ppo = PpoConfig.from_saved(saved["hyper_parameters"])
         runner = make_runner(RslRlVecEnv(env), runner_config(ppo), None, device)
-        runner.load(checkpoint, map_location=device)
+        runner.load(checkpoint, load_cfg={"actor": True}, map_location=device)  # the policy and its normalizer
     model = runner.get_inference_policy(device)
 
     def policy(obs: torch.Tensor) -> torch.Tensor:

@@ -96,9 +96,14 @@ class _Shard:
 
 def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str, torch.Tensor], conn) -> None:
     """Own one shard's env; answer ``step`` / ``reset`` / ``close`` commands over ``conn``."""
+    import signal
+
     from .registration import task_class
     from .runtime import init_warp
 
+    # Ctrl-C in a terminal reaches the whole process group: the parent decides (and closes the shards), so a worker
+    # never dies mid-step with a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     init_warp()  # Warp's "no CUDA driver" notice from every worker would break the parent's progress bar
     torch.set_num_threads(1)
     try:

@@ -167,17 +167,17 @@ def test_max_seconds_alone_lifts_the_iteration_cap_and_the_bar_counts_seconds(tm
     assert (both.max_iterations, both.stop) == (3, "first")
     assert plan(TrainArgs(env_id=CARTPOLE, max_seconds=5.0)).max_iterations is None
 
-    from steel_envs.training.train import _Progress
+    from steel_envs.training.run_control import Progress
 
     now = time.perf_counter()
-    bar = _Progress(timed, 32, now, "t", disable=False)
+    bar = Progress(timed, 32, now, "t", disable=False)
     assert bar.bar.total == 5 and bar.bar.unit == "s"
     bar.close()
-    bar = _Progress(resolved(), 32, now, "t", disable=False)
+    bar = Progress(resolved(), 32, now, "t", disable=False)
     assert bar.bar.total == task_cap * 32 and bar.bar.unit == "step"
     bar.close()
     # Both limits: after the first iteration the bar counts whichever will stop the run.
-    slow = _Progress(
+    slow = Progress(
         plan(parse_args([CARTPOLE, "--max-seconds", "1", "--max-iterations", "10"])), 100, now - 0.5, "t", False
     )
     slow.update(100, 100)  # 0.5 s per iteration: 9 more need 4.5 s, 0.5 s are left
@@ -185,13 +185,13 @@ def test_max_seconds_alone_lifts_the_iteration_cap_and_the_bar_counts_seconds(tm
     slow.close()
     # The same switch with the bar off (--no-progress, as training/benchmarks/gpu_check.sh runs it) raised
     # AttributeError: a disabled tqdm has no start time.
-    quiet = _Progress(
+    quiet = Progress(
         plan(parse_args([CARTPOLE, "--max-seconds", "1", "--max-iterations", "10"])), 100, now - 0.5, "t", True
     )
     quiet.update(100, 100)
     assert quiet.by_time
     quiet.close()
-    fast = _Progress(
+    fast = Progress(
         plan(parse_args([CARTPOLE, "--max-seconds", "100", "--max-iterations", "10"])), 100, now, "t", False
     )
     fast.update(100, 100)

@@ -3,17 +3,33 @@
 from __future__ import annotations
 
 import os
+import secrets
 import time
 
-__all__ = ["out_prefix", "run_prefix"]
+__all__ = ["new_folder", "out_prefix", "run_prefix"]
+
+
+def new_folder(parent: str, stem: str) -> str:
+    """Create and return a folder ``<parent>/<stem>_<local time>_<6 random hex digits>`` that did not exist: two
+    commands started in the same second (a seed sweep in the background) never share one. ``parent`` is created.
+
+    Raises:
+        OSError: If ``parent`` cannot be created or written.
+    """
+    os.makedirs(parent, exist_ok=True)
+    while True:
+        folder = os.path.join(parent, f"{stem}_{time.strftime('%Y-%m-%d_%H-%M-%S')}_{secrets.token_hex(3)}")
+        try:
+            os.mkdir(folder)  # atomic: fails if another process took the name
+            return folder
+        except FileExistsError:
+            continue
 
 
 def run_prefix(kind: str, name: str, root: str = "runs") -> str:
-    """The default output prefix of a command: ``<root>/<name>/<kind>_<local time>/<kind>``, its folder created (as
-    ``train`` writes ``runs/<env>/<time>/``; ``runs/`` is git-ignored). ``/`` in ``name`` (an ID) becomes ``_``."""
-    folder = os.path.join(root, name.replace("/", "_"), f"{kind}_{time.strftime('%Y-%m-%d_%H-%M-%S')}")
-    os.makedirs(folder, exist_ok=True)
-    return os.path.join(folder, kind)
+    """The default output prefix of a command: ``<root>/<name>/<kind>_<local time>_<random>/<kind>``, its folder
+    new (:func:`new_folder`; ``runs/`` is git-ignored). ``/`` in ``name`` (an ID) becomes ``_``."""
+    return os.path.join(new_folder(os.path.join(root, name.replace("/", "_")), kind), kind)
 
 
 def out_prefix(out: str | None, kind: str, name: str) -> str:

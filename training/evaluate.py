@@ -455,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--out",
         default=None,
-        help="output prefix: <out>.json, <out>_returns.png ... (default runs/<ID>/evaluation_<time>/evaluation)",
+        help="output prefix: <out>.json, <out>_returns.png ... (default runs/<ID>/evaluation_<time>_<id>/evaluation)",
     )
     p.add_argument("--no-progress", action="store_true")
     a = p.parse_args(argv)

@@ -23,11 +23,14 @@ import dataclasses
 import io
 import json
 import os
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from . import new_folder
+from .run_control import Progress, stopped_by_signals
 from .train_args import TrainArgs, TrainPlan, parse_args, plan
 
 if TYPE_CHECKING:
@@ -57,70 +60,34 @@ class TrainResult:
     """The env's task config as it ran (overrides applied)."""
     solver_options: dict[str, Any] = field(default_factory=dict)
     """The env's solver options as it ran (the scene's, then the overrides)."""
+    stop_signal: int | None = None
+    """The signal (SIGINT: Ctrl-C, SIGTERM) that stopped the run early, its checkpoint saved; None otherwise."""
 
 
 class StopTraining(Exception):
     """Raised before an env step to end the run there: rsl_rl's loop has finished every earlier iteration (its
     update, log and periodic checkpoint), so the run's end is the same whichever limit ends it."""
 
-    def __init__(self, reason: Literal["iterations", "time", "target"]) -> None:
+    def __init__(self, reason: Literal["iterations", "time", "target", "signal"]) -> None:
         super().__init__(reason)
         self.reason = reason
 
 
-class _Progress:
-    """The run's tqdm bar, counting what will stop the run: env-steps toward the iteration count, or seconds toward
-    ``max_seconds``. With both limits it counts env-steps until the first iteration has ended, then switches to
-    seconds if the remaining iterations, at the speed so far, would outlast the time left."""
-
-    def __init__(self, p: TrainPlan, steps_per_iteration: int, start: float, desc: str, disable: bool) -> None:
-        from tqdm import tqdm
-
-        self.plan, self.start = p, start
-        self.steps_per_iteration = steps_per_iteration
-        self.max_seconds = p.settings["max_seconds"]
-        self.decided = p.stop != "first"
-        self.by_time = p.stop == "time"
-        self.bar = tqdm(desc=desc, mininterval=0.5, disable=disable, **self._counting())
-
-    def _counting(self) -> dict[str, Any]:
-        if self.by_time:
-            return {
-                "total": self.max_seconds,
-                "unit": "s",
-                "bar_format": "{l_bar}{bar}| {n:.1f}/{total:g} s [{elapsed}<{remaining}{postfix}]",
-            }
-        return {"total": self.plan.max_iterations * self.steps_per_iteration, "unit": "step", "unit_scale": True}
-
-    def update(self, env_steps: int, steps: int) -> None:
-        """After a step of ``steps`` env-steps, ``env_steps`` in all (this run)."""
-        elapsed = time.perf_counter() - self.start
-        if not self.decided and env_steps >= self.steps_per_iteration:
-            self.decided = True
-            left = self.plan.max_iterations * self.steps_per_iteration - env_steps
-            if elapsed / env_steps * left > self.max_seconds - elapsed:
-                self.by_time = True
-                if not self.bar.disable:  # a disabled bar (--no-progress) has no start time to keep
-                    started = self.bar.start_t
-                    self.bar.reset(total=self.max_seconds)
-                    self.bar.start_t = started
-                    self.bar.unit, self.bar.unit_scale = "s", False
-                    self.bar.bar_format = self._counting()["bar_format"]
-        if self.by_time:
-            self.bar.update(max(0.0, min(elapsed, self.max_seconds) - self.bar.n))
-        else:
-            self.bar.update(steps)
-
-    def set_postfix(self, **kwargs: Any) -> None:
-        self.bar.set_postfix(**kwargs, refresh=False)
-
-    def close(self) -> None:
-        self.bar.close()
-
-
 def _check_resume(path: str, env_id: str) -> None:
+    """Refuse, before any work, a ``--resume`` path that is missing, not a training checkpoint, or another task's."""
+    import torch
+
     if not os.path.isfile(path):
         raise FileNotFoundError(f"resume: no file {path!r}")
+    try:
+        keys = torch.load(path, weights_only=False, map_location="cpu").keys()
+    except Exception as e:  # a file torch cannot read, or one that holds something else than a dict
+        raise ValueError(f"resume: {path!r} is not a steel-envs train checkpoint ({type(e).__name__})") from None
+    if "optimizer_state_dict" not in keys:
+        raise ValueError(
+            f"resume: {path!r} holds a policy only (no critic or optimizer state, as the shipped reference "
+            "checkpoints); resume from a run's own checkpoint"
+        )
     saved_args = os.path.join(os.path.dirname(os.path.abspath(path)), "train_args.json")
     if os.path.isfile(saved_args):
         with open(saved_args) as f:
@@ -204,8 +171,9 @@ def train(args: TrainArgs) -> TrainResult:
     p.settings["shards"], p.settings["learner_threads"] = _threads(args, p, device, world_size, rank)
     threads_before = torch.get_num_threads()
     torch.set_num_threads(p.settings["learner_threads"])  # restored at the end: train() may run in a larger program
+    # Rank 0 writes the run (the other ranks' loggers are off): a new folder, never another run's.
+    run_dir = new_folder(os.path.join(args.log_dir, args.env_id.replace("/", "_")), f"seed{args.seed}")
     try:
-        run_dir = os.path.join(args.log_dir, args.env_id.replace("/", "_"), time.strftime("%Y-%m-%d_%H-%M-%S"))
         with _wandb_environment(args.logger == "wandb" and rank == 0, run_dir):
             env = steel_envs.make_vec(
                 args.env_id,
@@ -222,6 +190,8 @@ def train(args: TrainArgs) -> TrainResult:
                 env.close()
     finally:
         torch.set_num_threads(threads_before)
+        with contextlib.suppress(OSError):  # a run that failed before writing anything leaves no folder
+            os.rmdir(run_dir)
 
 
 class _Run:
@@ -234,9 +204,10 @@ class _Run:
         self.start = time.perf_counter()
         self.steps_per_iteration = env.num_envs * p.ppo.num_steps_per_env
         disable = not args.progress or rank != 0
-        self.bar = _Progress(p, self.steps_per_iteration, self.start, args.env_id, disable=disable)
+        self.bar = Progress(p, self.steps_per_iteration, self.start, args.env_id, disable=disable)
         self.curve: list[tuple[int, float, float]] = []
         self.env_steps = 0
+        self.stop_signal: int | None = None
         # Episode statistics are read from the device once per rollout, not every step.
         self.adapter = RslRlVecEnv(
             env, on_episodes=self._on_episodes, stats_interval=p.ppo.num_steps_per_env, on_step=self._before_step
@@ -251,8 +222,13 @@ class _Run:
         if target is not None and len(recent) == recent.maxlen and mean >= target:
             self.target_reached = True
 
+    def _stop(self, signum: int) -> None:
+        self.stop_signal = signum
+
     def _before_step(self) -> None:
-        """Count the step to come and stop the run before it when a limit is reached."""
+        """Count the step to come and stop the run before it when a limit is reached or a signal came."""
+        if self.stop_signal is not None:
+            raise StopTraining("signal")
         if getattr(self, "target_reached", False):
             raise StopTraining("target")
         cap = self.plan.max_iterations
@@ -290,7 +266,7 @@ class _Run:
             runner = make_runner(self.adapter, cfg, self.run_dir if rank == 0 else None, self.device)
             done_before = self._resume(runner) if args.resume is not None else 0
             # Every limit stops the run by StopTraining before a step, so the writer is still open below.
-            with contextlib.suppress(StopTraining):
+            with contextlib.suppress(StopTraining), stopped_by_signals(self._stop):
                 runner.learn(num_learning_iterations=10**9, init_at_random_ep_len=p.ppo.init_at_random_ep_len)
         seconds = time.perf_counter() - self.start
         self.bar.close()
@@ -318,6 +294,7 @@ class _Run:
             actor_checksum=float(sum(w.detach().double().sum() for w in runner.alg.get_policy().parameters())),
             env_config=dataclasses.asdict(self.env.config),
             solver_options=dict(self.env.solver_options.as_kwargs()),
+            stop_signal=self.stop_signal,
         )
 
     def _resume(self, runner) -> int:
@@ -346,18 +323,22 @@ def main(argv: list[str] | None = None) -> int:
     from steel_envs.adapters.rsl_rl import distributed_ranks
 
     r = train(args)
-    print(
-        f"{args.env_id}: {r.iterations} iterations, {r.env_steps} env-steps in {r.seconds:.1f} s "
-        f"({r.env_steps / r.seconds:.0f} env-steps/s), mean return (last 100 episodes) {r.mean_return:.1f}"
-        + (" - target reached" if r.target_reached else "")
-    )
     world_size, rank, _ = distributed_ranks()
-    if rank == 0:
-        print(f"checkpoint: {r.checkpoint}\nlogs: tensorboard --logdir {r.run_dir}")
+    if r.stop_signal is not None:
+        name = signal.Signals(r.stop_signal).name
+        print(f"{args.env_id}: stopped by {name} after {r.iterations} iterations; checkpoint: {r.checkpoint}")
+    else:
+        print(
+            f"{args.env_id}: {r.iterations} iterations, {r.env_steps} env-steps in {r.seconds:.1f} s "
+            f"({r.env_steps / r.seconds:.0f} env-steps/s), mean return (last 100 episodes) {r.mean_return:.1f}"
+            + (" - target reached" if r.target_reached else "")
+        )
+        if rank == 0:
+            print(f"checkpoint: {r.checkpoint}\nlogs: tensorboard --logdir {r.run_dir}")
     if world_size > 1:
         print(f"rank {rank}/{world_size}: actor checksum {r.actor_checksum:.9e}")
         torch.distributed.destroy_process_group()
-    return 0
+    return 0 if r.stop_signal is None else 128 + r.stop_signal
 
 
 if __name__ == "__main__":  # torchrun -m steel_envs.training.train: the same one-line errors as steel-envs train

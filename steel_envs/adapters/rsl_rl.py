@@ -232,8 +232,25 @@ def distributed_ranks() -> tuple[int, int, int]:
 
 
 class SteelOnPolicyRunner(OnPolicyRunner):
-    """rsl_rl's ``OnPolicyRunner``, whose multi-process setup also runs on CPU ranks: under torchrun with CPU devices
-    the process group uses gloo (rsl_rl itself initializes NCCL, for CUDA devices only)."""
+    """rsl_rl's ``OnPolicyRunner``, whose multi-process setup also runs on CPU ranks (under torchrun with CPU devices
+    the process group uses gloo; rsl_rl itself initializes NCCL, for CUDA devices only) and whose checkpoints are
+    written atomically."""
+
+    def save(self, path: str, infos: dict | None = None) -> None:
+        """rsl_rl's checkpoint (the same dict as ``OnPolicyRunner.save``), written to a temporary file in the same
+        folder and renamed over ``path``: a run stopped mid-write leaves the previous file whole. The logger (W&B)
+        then gets the finished file."""
+        saved = self.alg.save()
+        saved["iter"] = self.current_learning_iteration
+        saved["infos"] = infos
+        partial = f"{path}.partial-{os.getpid()}"
+        try:
+            torch.save(saved, partial)
+            os.replace(partial, path)
+        finally:
+            if os.path.exists(partial):
+                os.remove(partial)
+        self.logger.save_model(path, self.current_learning_iteration)
 
     def _configure_multi_gpu(self) -> None:
         world_size, rank, local_rank = distributed_ranks()

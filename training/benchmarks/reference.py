@@ -33,7 +33,7 @@ import warnings
 
 import numpy as np
 
-from steel_envs.policies import REFERENCE_DIR
+from steel_envs.policies import REFERENCE_DIR, save_policy_only
 
 __all__ = ["main"]
 
@@ -187,8 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         target = os.path.join(a.checkpoints, name, f"seed{seed}")
         os.makedirs(target, exist_ok=True)
-        for file in ("model_final.pt", "train_args.json"):
-            shutil.copy(os.path.join(r.run_dir, file), os.path.join(target, file))
+        save_policy_only(r.checkpoint, os.path.join(target, "model_final.pt"))  # no critic or optimizer state
+        shutil.copy(os.path.join(r.run_dir, "train_args.json"), os.path.join(target, "train_args.json"))
         with open(os.path.join(r.run_dir, "train_args.json")) as f:
             hyper_parameters = json.load(f)["hyper_parameters"]
         result = evaluate(a.env_id, [r.checkpoint], episodes=a.episodes, num_envs=16, progress=False)

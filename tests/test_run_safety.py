@@ -1,0 +1,103 @@
+"""Nothing lost, nothing overwritten: every run writes a folder of its own, a checkpoint is replaced whole or not at
+all, and Ctrl-C during training saves the run and exits 130 without a traceback from any process."""
+
+from __future__ import annotations
+
+import glob
+import os
+import signal
+import subprocess
+import sys
+import time
+import types
+
+import pytest
+import torch
+from conftest import CARTPOLE
+
+pytest.importorskip("rsl_rl")
+
+from steel_envs.training import run_prefix
+from steel_envs.training.train import train
+from steel_envs.training.train_args import parse_args
+
+from steel_envs.adapters.rsl_rl import SteelOnPolicyRunner
+
+TINY = ("--num-envs", "4", "--num-steps-per-env", "8", "--no-progress", "--max-iterations", "1")
+
+
+def test_runs_started_in_the_same_second_never_share_a_folder(tmp_path, monkeypatch):
+    """Two runs of one seed within one second (a sweep launched in the background) keep their own arguments and
+    checkpoints; so do two evaluations' default outputs."""
+    monkeypatch.setattr(time, "strftime", lambda *args: "2026-01-01_00-00-00")
+    runs = [train(parse_args([CARTPOLE, *TINY, "--log-dir", str(tmp_path)])) for _ in range(2)]
+    assert runs[0].run_dir != runs[1].run_dir
+    for r in runs:
+        assert os.path.isfile(r.checkpoint) and os.path.isfile(os.path.join(r.run_dir, "train_args.json"))
+    monkeypatch.chdir(tmp_path)
+    assert run_prefix("evaluation", CARTPOLE) != run_prefix("evaluation", CARTPOLE)
+
+
+def test_a_checkpoint_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
+    """A save that dies mid-write leaves the previous checkpoint as it was and no partial file; a finished save
+    replaces it."""
+    path = tmp_path / "model_final.pt"
+    runner = types.SimpleNamespace(
+        alg=types.SimpleNamespace(save=lambda: {"actor_state_dict": {"w": torch.ones(3)}}),
+        current_learning_iteration=4,
+        logger=types.SimpleNamespace(save_model=lambda path, iteration: None),
+    )
+    SteelOnPolicyRunner.save(runner, str(path), {"iterations": 5})
+    before = path.read_bytes()
+    real_save = torch.save
+
+    def dies_mid_write(obj, f, *args, **kwargs):
+        with open(f, "wb") as out:
+            out.write(before[: len(before) // 2])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(torch, "save", dies_mid_write)
+    with pytest.raises(KeyboardInterrupt):
+        SteelOnPolicyRunner.save(runner, str(path), {"iterations": 6})
+    assert path.read_bytes() == before and os.listdir(tmp_path) == ["model_final.pt"]
+    monkeypatch.setattr(torch, "save", real_save)
+    SteelOnPolicyRunner.save(runner, str(path), {"iterations": 6})
+    assert torch.load(path, weights_only=False)["infos"] == {"iterations": 6}
+
+
+def test_ctrl_c_during_sharded_training_saves_the_run_and_exits_130(tmp_path):
+    """SIGINT to the process group of ``train --shards 2`` (what Ctrl-C in a terminal sends): the run stops before
+    its next env step, saves ``model_final.pt``, prints one line and exits 130; no process prints a traceback."""
+    argv = [sys.executable, "-m", "steel_envs.cli", "train", CARTPOLE, *TINY[:-2], "--shards", "2"]
+    argv += ["--max-seconds", "300", "--log-dir", str(tmp_path)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not glob.glob(str(tmp_path / "*" / "*" / "model_*.pt")) and time.monotonic() < deadline:
+        time.sleep(0.2)  # rsl_rl saves model_0.pt after the first iteration: the run is in its loop
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out + err
+    assert "stopped by SIGINT" in out and "Traceback" not in err, out + err
+    (checkpoint,) = glob.glob(str(tmp_path / "*" / "*" / "model_final.pt"))
+    assert torch.load(checkpoint, weights_only=False)["infos"]["iterations"] >= 1
+
+
+def test_shipped_checkpoints_hold_the_policy_only_and_resume_refuses_them_and_non_checkpoints(tmp_path, capsys):
+    """The reference checkpoints keep the actor (layers, normalizer, std) and the counts, not the critic or the
+    optimizer; ``--resume`` refuses one of them, and a file that is no checkpoint, in one line before any work."""
+    from steel_envs.training.train import main
+
+    from steel_envs.policies import POLICY_KEYS, reference_checkpoint
+
+    shipped = glob.glob(os.path.join(os.path.dirname(reference_checkpoint(CARTPOLE)), "..", "..", "*", "*", "*.pt"))
+    assert len(shipped) >= 24
+    for path in shipped:
+        assert tuple(torch.load(path, weights_only=False)) == POLICY_KEYS, path
+    junk = tmp_path / "notes.pt"
+    junk.write_text("not a checkpoint")
+    for resume, message in ((reference_checkpoint(CARTPOLE), "holds a policy only"), (junk, "is not a steel-envs")):
+        with pytest.raises(ValueError, match=message):
+            main([CARTPOLE, *TINY, "--log-dir", str(tmp_path), "--resume", str(resume)])
+    assert not os.path.exists(tmp_path / "steel_envs_CartpoleBalance-v0") or not os.listdir(
+        tmp_path / "steel_envs_CartpoleBalance-v0"
+    )
