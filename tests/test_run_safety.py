@@ -4,6 +4,7 @@ all, and Ctrl-C during training saves the run and exits 130 without a traceback 
 from __future__ import annotations
 
 import glob
+import json
 import os
 import signal
 import subprocess
@@ -101,3 +102,23 @@ def test_shipped_checkpoints_hold_the_policy_only_and_resume_refuses_them_and_no
     assert not os.path.exists(tmp_path / "steel_envs_CartpoleBalance-v0") or not os.listdir(
         tmp_path / "steel_envs_CartpoleBalance-v0"
     )
+
+
+def test_a_resumed_run_records_the_learning_rate_it_runs_with(tmp_path):
+    """rsl_rl resumes the checkpoint's optimizer, learning rate included: without --learning-rate the run continues
+    with that rate and its train_args.json says so; with one, the optimizer takes it. A new std is refused."""
+    from steel_envs.registration import task_class
+
+    def run(folder: str, *extra: str):
+        r = train(parse_args([CARTPOLE, *TINY, "--schedule", "fixed", "--log-dir", str(tmp_path / folder), *extra]))
+        with open(os.path.join(r.run_dir, "train_args.json")) as f:
+            recorded = json.load(f)["hyper_parameters"]["learning_rate"]
+        ran = torch.load(r.checkpoint, weights_only=False)["optimizer_state_dict"]["param_groups"][0]["lr"]
+        return recorded, ran, r.checkpoint
+
+    assert task_class(CARTPOLE).train_config.learning_rate not in (3e-4, 2e-3)
+    *_, first = run("a", "--learning-rate", "3e-4")
+    assert run("b", "--resume", first)[:2] == (3e-4, 3e-4)
+    assert run("c", "--resume", first, "--learning-rate", "2e-3")[:2] == (2e-3, 2e-3)
+    with pytest.raises(ValueError, match="init_noise_std: sets a new policy's std"):
+        run("d", "--resume", first, "--init-noise-std", "0.3")

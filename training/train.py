@@ -255,8 +255,6 @@ class _Run:
         from steel_envs.adapters.rsl_rl import make_runner, runner_config
 
         args, p, rank = self.args, self.plan, self.rank
-        if rank == 0:
-            self._write_args()
         logger = "tensorboard"
         if args.logger == "wandb":
             logger = {"class_name": "rsl_rl.utils.wandb_log_writer:WandbLogWriter", "project_name": args.wandb_project}
@@ -265,6 +263,8 @@ class _Run:
             cfg = runner_config(p.ppo, self.device, logger)
             runner = make_runner(self.adapter, cfg, self.run_dir if rank == 0 else None, self.device)
             done_before = self._resume(runner) if args.resume is not None else 0
+            if rank == 0:  # after the resume: the arguments record what runs
+                self._write_args()
             # Every limit stops the run by StopTraining before a step, so the writer is still open below.
             with contextlib.suppress(StopTraining), stopped_by_signals(self._stop):
                 runner.learn(num_learning_iterations=10**9, init_at_random_ep_len=p.ppo.init_at_random_ep_len)
@@ -304,6 +304,14 @@ class _Run:
         except (RuntimeError, KeyError) as e:
             reason = " ".join(line.strip() for line in str(e).splitlines()[:2]) or type(e).__name__
             raise ValueError(f"resume: {self.args.resume!r} does not fit this run's models ({reason})") from None
+        # rsl_rl takes the learning rate from the checkpoint's optimizer: a rate asked for replaces it, else the
+        # run records the rate it continues with.
+        if "learning_rate" in self.plan.asked:
+            for group in runner.alg.optimizer.param_groups:
+                group["lr"] = self.plan.ppo.learning_rate
+            runner.alg.learning_rate = self.plan.ppo.learning_rate
+        else:
+            self.plan.ppo = dataclasses.replace(self.plan.ppo, learning_rate=runner.alg.learning_rate)
         # rsl_rl's own checkpoints hold the index of their last iteration; ours also the count.
         done = (infos or {}).get("iterations", runner.current_learning_iteration + 1)
         runner.current_learning_iteration = done  # the next iteration's index

@@ -70,6 +70,8 @@ class TrainPlan:
     """The run's other settings (every field of :class:`TrainArgs` but ``ppo`` and ``env``)."""
     stop: Literal["iterations", "time", "first"]
     """What ends the run (besides a reached target): the iteration count, the time, or the first of both."""
+    asked: frozenset[str] = frozenset()
+    """PPO settings set to other values than the task's (a resumed run applies them over the checkpoint's state)."""
 
     @property
     def max_iterations(self) -> int | None:
@@ -85,11 +87,18 @@ def plan(args: TrainArgs) -> TrainPlan:
     """
     import steel_envs
 
+    task_ppo = steel_envs.task_class(args.env_id).train_config
     ppo = args.ppo
     if ppo is None:
-        ppo = steel_envs.task_class(args.env_id).train_config
+        ppo = task_ppo
         if args.max_seconds is not None:  # the time budget alone stops the run, not the task's iteration count
             ppo = dataclasses.replace(ppo, max_iterations=None)
+    asked = frozenset(f.name for f in dataclasses.fields(ppo) if getattr(ppo, f.name) != getattr(task_ppo, f.name))
+    if args.resume is not None and "init_noise_std" in asked:
+        raise ValueError(
+            f"init_noise_std: sets a new policy's std; a resumed run continues the checkpoint's (leave it at the "
+            f"task's {task_ppo.init_noise_std})"
+        )
     for name in ("shards", "learner_threads"):
         value = getattr(args, name)
         if value != "auto" and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
@@ -108,7 +117,7 @@ def plan(args: TrainArgs) -> TrainPlan:
         raise ValueError("max_iterations: None needs max_seconds (something must stop the run)")
     stop = "time" if ppo.max_iterations is None else "iterations" if seconds is None else "first"
     settings = {f.name: getattr(args, f.name) for f in dataclasses.fields(args) if f.name not in ("ppo", "env")}
-    return TrainPlan(ppo=ppo, settings=settings, stop=stop)
+    return TrainPlan(ppo=ppo, settings=settings, stop=stop, asked=asked)
 
 
 _GENERAL = PpoConfig()
