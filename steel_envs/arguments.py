@@ -219,7 +219,8 @@ def check_episode_lengths(lengths: Any, num_envs: int, max_episode_steps: int) -
         ValueError: On another shape, a non-integer dtype or a count outside [0, max_episode_steps); naming
             ``lengths``.
     """
-    t = torch.as_tensor(lengths).detach()
+    # A sequence or array becomes a CPU tensor (not one on torch's default device); a tensor keeps its own device.
+    t = lengths.detach() if isinstance(lengths, torch.Tensor) else torch.as_tensor(lengths, device="cpu")
     if t.shape != (num_envs,) or t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool:
         raise ValueError(f"lengths: expected ({num_envs},) integers, got shape {tuple(t.shape)} of dtype {t.dtype}")
     t = t.to("cpu")

@@ -81,7 +81,7 @@ def _step_and_sum(env, env_id: str, steps: int, policy: str, seed: int, progress
 
     generator = torch.Generator(device=env.torch_device).manual_seed(seed)
     shape = (env.num_envs, env.action_dim)
-    zeros = torch.zeros(shape, device=env.torch_device)
+    zeros = torch.zeros(shape, dtype=torch.float32, device=env.torch_device)
     # Kept on the device (no host read per step); the progress bar reads them every 50 steps.
     totals = torch.zeros(5, dtype=torch.float64, device=env.torch_device)
     bar = tqdm(
@@ -99,7 +99,7 @@ def _step_and_sum(env, env_id: str, steps: int, policy: str, seed: int, progress
                 torch.cuda.synchronize(env.torch_device)
             start = time.perf_counter()
         if policy == "random":
-            actions = torch.rand(shape, generator=generator, device=env.torch_device) * 2.0 - 1.0
+            actions = torch.rand(shape, generator=generator, dtype=torch.float32, device=env.torch_device) * 2.0 - 1.0
         else:
             actions = zeros
         _, _, _, _, info = env.step(actions)

@@ -60,6 +60,7 @@ from .spec import (
     check_task_declarations,
     make_task_config,
 )
+from .torch_views import to_torch
 
 __all__ = ["NewtonVectorEnv"]
 
@@ -162,7 +163,7 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
         self._set_device(device, solver_options, collision_options)
         self.closed = False
         self.task_info: dict[str, torch.Tensor] = {}
-        """Task entries of ``info`` (e.g. ``success``), views set by ``_setup_task``."""
+        """Task entries of ``info`` (e.g. ``success``): views set by ``_setup_task`` with ``torch_views.to_torch``."""
         with wp.ScopedDevice(self.wp_device):
             self._build_simulation()
             self._make_components()
@@ -265,7 +266,7 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
         self.single_action_space = gym.spaces.Box(-1.0, 1.0, (self.action_dim,), np.float32)
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
-        to, stats = wp.to_torch, self.stats
+        to, stats = to_torch, self.stats
         self._obs_t, self._final_obs_t = self.obs_pipeline.obs_t, self.obs_pipeline.final_obs_t
         self._reward_t = to(stats.reward)
         self._terminated_t, self._truncated_t = to(stats.terminated), to(stats.truncated)

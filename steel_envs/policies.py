@@ -124,10 +124,10 @@ def load_policy_callable(spec: str, env, seed: int) -> Callable[[torch.Tensor], 
     """
     shape = (env.num_envs, env.action_dim)
     if spec == "zero":
-        return lambda obs: torch.zeros(shape, device=obs.device)
+        return lambda obs: torch.zeros(shape, dtype=torch.float32, device=obs.device)
     if spec == "random":
         generator = torch.Generator(device=env.torch_device).manual_seed(seed)
-        return lambda obs: torch.rand(shape, generator=generator, device=obs.device) * 2.0 - 1.0
+        return lambda obs: torch.rand(shape, generator=generator, dtype=torch.float32, device=obs.device) * 2.0 - 1.0
     if spec == "reference" or spec.startswith("reference:"):
         env_id = env.spec.id if env.spec is not None else "?"
         suffix = spec.partition(":")[2]

@@ -234,7 +234,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         """The shared-memory tensors the workers write, by name (rows = worlds)."""
 
         def zeros(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-            return torch.zeros(shape, dtype=dtype).share_memory_()
+            return torch.zeros(shape, dtype=dtype, device="cpu").share_memory_()
 
         n, obs_dim, terms = self.num_envs, probe.single_observation_space.shape[0], len(probe.reward_terms)
         groups = probe.observation_groups

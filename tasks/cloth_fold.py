@@ -12,6 +12,7 @@ from steel_envs.envs.cloth import PARTICLE_RADIUS, ClothScene, ClothSceneConfig
 
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, term
+from steel_envs.torch_views import to_torch
 from steel_envs.train_config import PpoConfig
 
 __all__ = ["ClothFoldConfig", "ClothFoldEnv", "ClothFoldSingleEnv", "scripted_policy"]
@@ -241,7 +242,7 @@ class ClothFoldEnv(ClothScene):
         state.success = wp.zeros(self.num_envs, dtype=wp.bool)
         state.success_distance = float(self.config.success_distance)
         self.term_state = state
-        self.task_info = {"success": wp.to_torch(state.success)}
+        self.task_info = {"success": to_torch(state.success)}
 
     def _post_physics(self) -> None:
         self.launch_per_world(_update_success, inputs=[self.term_state])

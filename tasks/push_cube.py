@@ -14,6 +14,7 @@ from steel_envs.tasks.terms.goals import PushGoalConfig, draw_goal, goals_on_gro
 
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm, term
+from steel_envs.torch_views import to_torch
 from steel_envs.train_config import PpoConfig
 
 __all__ = ["PushCubeConfig", "PushCubeEnv", "PushCubeSingleEnv", "scripted_policy"]
@@ -248,7 +249,7 @@ class PushCubeEnv(PushScene):
         state.success = wp.zeros(self.num_envs, dtype=wp.bool)
         state.success_radius = float(self.config.success_radius)
         self.term_state = state
-        self.task_info = {"success": wp.to_torch(state.success)}
+        self.task_info = {"success": to_torch(state.success)}
 
     def _post_physics(self) -> None:
         self.launch_per_world(_update_success, inputs=[self.term_state])

@@ -14,6 +14,7 @@ from steel_envs.tasks.terms.goals import PushGoalConfig, draw_goal, goals_on_gro
 
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm, term
+from steel_envs.torch_views import to_torch
 from steel_envs.train_config import PpoConfig
 
 __all__ = ["SoftPushConfig", "SoftPushEnv", "SoftPushSingleEnv", "green_strain_norm", "scripted_policy"]
@@ -285,7 +286,7 @@ class SoftPushEnv(SoftScene):
         state.success = wp.zeros(self.num_envs, dtype=wp.bool)
         state.strain_threshold, state.success_radius = float(c.strain_threshold), float(c.success_radius)
         self.term_state = state
-        self.task_info = {"success": wp.to_torch(state.success)}
+        self.task_info = {"success": to_torch(state.success)}
 
     def _post_physics(self) -> None:
         self.launch_per_world(_update_success, inputs=[self.term_state])
@@ -325,7 +326,7 @@ _POSITION_GAIN = 10.0
 """Action per m of distance to a waypoint (saturating at 10 cm)."""
 _LINE_GAIN = 10.0
 """Action per m of offset across the push while pushing."""
-_PAIRS = torch.tensor([(i, j) for i in range(8) for j in range(i, 8)])
+_PAIRS = torch.tensor([(i, j) for i in range(8) for j in range(i, 8)], device="cpu")
 """Every pair of the 8 corners, each corner with itself included: the segments whose union covers the boundary of
 the corners' convex hull."""
 

@@ -280,6 +280,32 @@ def test_same_step_autoreset(cartpoles):
     assert ended_total > 0, "no episode ended in 60 steps of random actions on 64 cart-poles"
 
 
+def test_a_cpu_env_returns_cpu_views_under_a_cuda_default_device():
+    """A program that sets torch's default device to CUDA (common in GPU RL code) still gets a CPU env's tensors as
+    views of its buffers on the CPU, changing every step, not one-off copies on the GPU that never change."""
+    cpu, previous = torch.device("cpu"), torch.get_default_device()
+    torch.set_default_device(DEVICE)
+    try:
+        env = steel_envs.make_vec(CARTPOLE, num_envs=2, device="cpu", seed=0, max_episode_steps=2)
+        try:
+            obs, _ = env.reset(seed=0)
+            first = obs.clone()
+            actions = torch.full((2, env.action_dim), 0.5, dtype=torch.float32, device="cpu")
+            env.step(actions)
+            obs_2, reward, terminated, truncated, info = env.step(actions)  # the second step truncates both worlds
+            views = {"obs": obs, "reward": reward, "terminated": terminated, "truncated": truncated}
+            views.update({key: info[key] for key in ("final_obs", "reward_alive", "constraint_overflow", "_episode")})
+            views["episode.l"] = info["episode"]["l"]
+            for name, view in views.items():
+                assert view.device == cpu, f"{name} on {view.device}"
+            assert obs.data_ptr() == obs_2.data_ptr() and not torch.equal(obs, first)
+            assert truncated.all() and info["episode"]["l"].tolist() == [2, 2]
+        finally:
+            env.close()
+    finally:
+        torch.set_default_device(None if previous.type == "cpu" else previous)
+
+
 # ---------------------------------------------------------------------------------------------- pixels
 
 

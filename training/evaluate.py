@@ -150,8 +150,8 @@ def _run(env_id, policy_name, seed, episodes, num_envs, sweep, device, env_kwarg
         if (counted >= quota).all():
             break
         with torch.inference_mode():
-            actions = policy(obs.clone())
-        obs, _, terminated, truncated, info = env.step(torch.as_tensor(actions, dtype=torch.float32))
+            actions = torch.as_tensor(policy(obs.clone()), dtype=torch.float32, device=env.torch_device)
+        obs, _, terminated, truncated, info = env.step(actions)
         done = info["_episode"].cpu().numpy()
         success = info["success"].cpu().numpy() if "success" in info else None
         if success is not None:

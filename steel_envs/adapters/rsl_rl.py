@@ -17,6 +17,7 @@ from tensordict import TensorDict
 
 from steel_envs.adapters import require_same_step
 from steel_envs.core import NewtonVectorEnv
+from steel_envs.torch_views import library_defaults
 from steel_envs.train_config import PpoConfig
 
 __all__ = ["RslRlVecEnv", "SteelOnPolicyRunner", "distributed_ranks", "make_runner", "runner_config"]
@@ -267,7 +268,9 @@ class SteelOnPolicyRunner(OnPolicyRunner):
 
 def make_runner(env: RslRlVecEnv, cfg: dict[str, Any], log_dir: str | None, device: str) -> SteelOnPolicyRunner:
     """The runner of ``cfg`` (:func:`runner_config`) on ``env``; the critic reads the env's ``critic`` observation
-    group where the adapter provides one."""
+    group where the adapter provides one. Its models and rollout storage are float32 on ``device`` whatever torch's
+    default device and dtype (rsl_rl allocates some without either)."""
     cfg = {**cfg, "obs_groups": dict(cfg["obs_groups"])}
     cfg["obs_groups"].setdefault("critic", ["critic"] if "critic" in env.get_observations() else ["policy"])
-    return SteelOnPolicyRunner(env, cfg, log_dir=log_dir, device=device)
+    with library_defaults(device):
+        return SteelOnPolicyRunner(env, cfg, log_dir=log_dir, device=device)

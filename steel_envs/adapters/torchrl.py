@@ -177,7 +177,10 @@ class TorchRLEnv(EnvBase):
                 "done": flags,
                 "terminated": flags.clone(),
                 "truncated": flags.clone(),
-                **{key: torch.zeros(self.env.num_envs, 1, device=self.device) for key in self._term_keys},
+                **{
+                    key: torch.zeros(self.env.num_envs, 1, dtype=torch.float32, device=self.device)
+                    for key in self._term_keys
+                },
                 **{key: info[key].unsqueeze(-1).clone() for key in _END_CAUSES},
                 **{key: self.env.task_info[key].unsqueeze(-1).masked_fill(fresh, 0) for key in self._task_keys},
             },
@@ -201,7 +204,7 @@ def _box_spec(space: gymnasium.Space, n: int, device: torch.device) -> TensorSpe
     if not isinstance(space, gymnasium.spaces.Box):
         raise TypeError(f"env: expected Box spaces, got {type(space).__name__}")
     shape = (n, *space.shape)
-    low, high = torch.as_tensor(space.low).expand(shape), torch.as_tensor(space.high).expand(shape)
+    low, high = (torch.as_tensor(bound, device=device).expand(shape) for bound in (space.low, space.high))
     return Bounded(low=low, high=high, shape=shape, dtype=low.dtype, device=device)
 
 

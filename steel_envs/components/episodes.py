@@ -15,6 +15,7 @@ import warp as wp
 from .. import kernels
 from ..arguments import check_episode_lengths
 from ..spec import METRIC_AGGREGATES, signed_reward_weights
+from ..torch_views import to_torch
 
 if TYPE_CHECKING:
     from ..core import NewtonVectorEnv
@@ -68,7 +69,7 @@ class EpisodeStatistics:
         self.metric_sums = wp.zeros((m, n), dtype=wp.float32)
         self.final_metrics = wp.zeros((m, n), dtype=wp.float32)
         self.metric_aggregates = wp.array([METRIC_AGGREGATES[x.aggregate] for x in env.metrics], dtype=wp.int32)
-        self._overflow_seen_t = wp.to_torch(self.overflow_seen)
+        self._overflow_seen_t = to_torch(self.overflow_seen)
         self._overflow_warned = False
         self._cuda = env.wp_device.is_cuda
         self._steps_since_check = 0
@@ -86,7 +87,7 @@ class EpisodeStatistics:
                 changes then.
         """
         lengths = check_episode_lengths(lengths, self.env.num_envs, self.env.max_episode_steps)
-        wp.to_torch(self.episode_length).copy_(lengths)
+        to_torch(self.episode_length).copy_(lengths)
 
     def combine_terminations(self, skip: wp.array) -> None:
         """OR the termination terms into ``terminated`` or, for a time-out term, ``truncated`` (worlds in ``skip``,
@@ -188,7 +189,7 @@ class EpisodeStatistics:
 
     def views(self, penetration: PenetrationProbe) -> dict[str, Any]:
         """Torch views of the buffers, by the names the env reports them under."""
-        to = wp.to_torch
+        to = to_torch
         terms, final_terms = to(self.reward_terms), to(self.final_term_sums)
         flags, final_flags = to(self.termination_flags), to(self.final_termination_flags)
         final_metrics = to(self.final_metrics)

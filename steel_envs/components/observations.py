@@ -11,6 +11,7 @@ import torch
 import warp as wp
 
 from .. import kernels
+from ..torch_views import to_torch
 
 if TYPE_CHECKING:
     from ..core import NewtonVectorEnv
@@ -64,7 +65,7 @@ class ObservationPipeline:
             self._make_camera(bound)
         self.obs = wp.zeros((n, obs_dim), dtype=wp.float32)
         self.final_obs = wp.zeros((n, obs_dim), dtype=wp.float32)
-        self.obs_t, self.final_obs_t = wp.to_torch(self.obs), wp.to_torch(self.final_obs)
+        self.obs_t, self.final_obs_t = to_torch(self.obs), to_torch(self.final_obs)
         if self.camera is not None:
             self.obs_t, self.final_obs_t = self._pixel_view(self._pixels), self._pixel_view(self._final_pixels)
         self._make_critic_group(n, obs_dim, sum(block.width for block in env.privileged_observation_blocks()))
@@ -97,9 +98,9 @@ class ObservationPipeline:
         if privileged_dim or self._noise is not None:
             self.critic = wp.zeros((n, obs_dim + privileged_dim), dtype=wp.float32)
         if self.critic is not None:
-            self.critic_t = wp.to_torch(self.critic)
+            self.critic_t = to_torch(self.critic)
         else:  # the state vector: the policy's own view, or (pixel modes) a view of the state buffer
-            self.critic_t = wp.to_torch(self.obs) if self.camera is not None else self.obs_t
+            self.critic_t = to_torch(self.obs) if self.camera is not None else self.obs_t
 
     def _make_camera(self, bound: float) -> None:
         if self._noise is not None:
@@ -123,7 +124,7 @@ class ObservationPipeline:
 
     def _pixel_view(self, image: wp.array) -> torch.Tensor:
         """A torch view of a sensor image: (N, H, W, 3) uint8 for RGB, (N, H, W) float32 for depth."""
-        t = wp.to_torch(image)
+        t = to_torch(image)
         if self.obs_mode == "depth":
             return t
         n, h, w = image.shape
