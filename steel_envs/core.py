@@ -2,7 +2,7 @@
 
 A concrete environment is a scene (``steel_envs.envs``: model, solver options, actuation, initial state) plus a task
 (``steel_envs.tasks``: observations, rewards, terminations, typed config). The core knows neither and names no
-solver: it owns the contract (README, "The contract"): spaces, the order of a step, autoreset, the torch views and
+solver: it owns the contract (``docs/guides/contract.md``): spaces, the order of a step, autoreset, the torch views and
 the one captured graph of a step. The solver's part is a backend (:mod:`steel_envs.backends`); the device work of
 the contract is done by small components (:mod:`steel_envs.components`); what a task declares and the argument
 checks are in :mod:`steel_envs.spec` and :mod:`steel_envs.arguments`.

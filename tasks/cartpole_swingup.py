@@ -145,7 +145,8 @@ def scripted_policy(obs: torch.Tensor) -> torch.Tensor:
     cos(theta) x_ddot`` gives ``dE/dt = -m l x_ddot theta_dot cos(theta)``, so ``x_ddot = k E theta_dot
     cos(theta)`` drives E towards 0 (the upright energy) from either side. A proportional-derivative term keeps the
     cart near the rail's centre. Within ``|theta| < 0.5 rad`` an LQR state feedback (``_BALANCE_GAINS``) balances
-    the pole and brings the cart to x = 0. Measured on 100 episodes: see the README's "Scripted solvers".
+    the pole and brings the cart to x = 0. Measured on 100 episodes: see "Scripted solvers" in
+    ``docs/guides/evaluation.md``.
 
     Usable as ``steel-envs evaluate steel_envs/CartpoleSwingup-v0 --policy
     steel_envs.tasks.cartpole_swingup:scripted_policy``. It assumes the default ``force_scale`` (10 N).

@@ -275,7 +275,7 @@ def scripted_policy(obs: torch.Tensor) -> torch.Tensor:
     particle radius above the target corner's top at the end) with action ``10 * (arc - z)``; it moves
     horizontally towards the target with action ``4 * (target - corner)`` per axis, but only once it is above
     half its arc height, so it lifts before it carries and lowers as it arrives. Actions are clipped to [-1, 1].
-    Measured on 100 episodes: see the README's "Scripted solvers".
+    Measured on 100 episodes: see ``docs/guides/evaluation.md``, "Scripted solvers".
 
     Usable as ``steel-envs evaluate steel_envs/ClothFold-v0 --policy steel_envs.tasks.cloth_fold:scripted_policy``.
 

@@ -295,7 +295,8 @@ def scripted_policy(obs: torch.Tensor) -> torch.Tensor:
     ``u`` at full speed plus ``-20 * lateral * n`` to stay on the line, re-aimed every step, so a cube that turns
     is steered back. Otherwise it goes to the stand-off point ``cube - 0.11 u`` by proportional control, around the
     cube when it is on the goal side: sideways to ``|lateral| = 0.13`` first, then back. The velocity command is
-    scaled down to unit norm where it exceeds it. Measured on 100 episodes: see the README's "Scripted solvers".
+    scaled down to unit norm where it exceeds it. Measured on 100 episodes: see "Scripted solvers" in
+    ``docs/guides/evaluation.md``.
 
     Usable as ``steel-envs evaluate steel_envs/PushCube-v0 --policy steel_envs.tasks.push_cube:scripted_policy``.
     Clutter cubes (``clutter > 0``) are not observed and not avoided.

@@ -398,7 +398,7 @@ def scripted_policy(obs: torch.Tensor) -> torch.Tensor:
     round the block where its face overlaps the block across ``d`` and is more than 1.5 cm past the block's back
     there (the back of the hull within the face's span): across to a gap of 3 cm between the extents first, then
     back, then in line. The velocity command is scaled down to unit norm where it exceeds it. Measured on 100
-    episodes: see the README's "Scripted solvers".
+    episodes: see ``docs/guides/evaluation.md``, "Scripted solvers".
 
     Usable as ``steel-envs evaluate steel_envs/SoftPush-v0 --policy steel_envs.tasks.soft_push:scripted_policy``.
 

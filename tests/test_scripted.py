@@ -1,8 +1,8 @@
 """The scripted solvers shipped next to their tasks solve them, and CartpoleSwingup's rail holds a saturated push.
 
-Each solver runs 16 worlds for one episode each (the README's "Scripted solvers" has the 100-episode figures of
-``steel-envs evaluate``). The rail test drives the cart into each end with the full force for a whole episode.
-The last tests run ``module:function`` policies through ``steel-envs record`` and ``play``.
+Each solver runs 16 worlds for one episode each (the "Scripted solvers" of docs/guides/evaluation.md has the
+100-episode figures of ``steel-envs evaluate``). The rail test drives the cart into each end with the full force for
+a whole episode. The last tests run ``module:function`` policies through ``steel-envs record`` and ``play``.
 """
 
 from __future__ import annotations

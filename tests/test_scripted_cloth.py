@@ -1,5 +1,5 @@
-"""ClothFold's scripted solver folds the cloth: 16 worlds, one episode each (the README's "Scripted solvers" has the
-100-episode figures of ``steel-envs evaluate``)."""
+"""ClothFold's scripted solver folds the cloth: 16 worlds, one episode each (the "Scripted solvers" of
+docs/guides/evaluation.md has the 100-episode figures of ``steel-envs evaluate``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ WORLDS = 16
 
 
 def test_cloth_fold_scripted_policy_succeeds_in_at_least_90_percent_and_stays_above_the_ground():
-    # The fold succeeds by step ~39 (100-step episodes in the README's figures); 60 steps keep the CI test short.
+    # The fold succeeds by step ~39 (100-step episodes in the documentation's figures); 60 steps keep the CI test short.
     episodes = first_episodes(CLOTH, scripted_policy, WORLDS, max_episode_steps=60)
     assert episodes["success"].float().mean() >= 0.9, episodes["success"]
     lowest = float(episodes["lowest"])

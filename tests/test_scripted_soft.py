@@ -1,7 +1,7 @@
 """SoftPush-v0's scripted solver solves it without pushing the block through the ground.
 
-16 worlds run one episode each (the README's "Scripted solvers" has the 100-episode figures of ``steel-envs
-evaluate``).
+16 worlds run one episode each (the "Scripted solvers" of docs/guides/evaluation.md has the 100-episode figures of
+``steel-envs evaluate``).
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ threshold, ``scipy.stats.ecdf``).
 
 **Policies**: a ``steel-envs train`` checkpoint (``model_*.pt`` beside ``train_args.json``), an exported
 ``.onnx`` or TorchScript ``.pt`` file, ``module:function`` (obs tensor -> action tensor), ``reference`` (the
-package's reference checkpoint of the env's ID, seed 0; ``reference:<seed>`` another seed's, see the README's
-"Reference results"), ``random`` or ``zero``.
+package's reference checkpoint of the env's ID, seed 0; ``reference:<seed>`` another seed's, see
+``docs/results.md``), ``random`` or ``zero``.
 
 **Sweeps**: ``friction`` and ``mass_scale`` factors (relative to the model as built), applied per world
 with :meth:`steel_envs.NewtonVectorEnv.set_world_parameters`; every cell of the grid runs in the same env.

@@ -23,7 +23,7 @@ from steel_envs.doctor.report import DoctorLine, DoctorReport
 __all__ = ["PRISMATIC_OVERSHOOT_TOL", "RATE_TOL", "REVOLUTE_OVERSHOOT_TOL", "JointLimits"]
 
 REVOLUTE_OVERSHOOT_TOL = 0.02
-"""Largest excursion past a revolute limit [rad] (README "The contract"; ``tests/test_joint_limits.py``)."""
+"""Largest excursion past a revolute limit [rad] (``docs/guides/contract.md``; ``tests/test_joint_limits.py``)."""
 PRISMATIC_OVERSHOOT_TOL = 0.005
 """Largest excursion past a prismatic limit [m] (same sources)."""
 RATE_TOL = 1.01

@@ -1,9 +1,9 @@
 """``world-count independence``: the env's last world (index ``num_envs - 1``) under the random actions against a
 1-world env of the same ID started as that world (``world_offset=num_envs - 1``, same seed and actions): every state
-must be bitwise equal (README, "The contract"). On SolverVBD scenes a difference up to :data:`VBD_WORLD_COUNT_BOUND`
-of position (joint, body or particle) warns and reports its size; a larger one fails. (With particle self-contact,
-SolverVBD's contact lists of a world depend on the other worlds' particles, which changes the order of its float
-sums; SoftPush, without self-contact, stays bitwise.)
+must be bitwise equal (the contract guide, ``docs/guides/contract.md``). On SolverVBD scenes a difference up to
+:data:`VBD_WORLD_COUNT_BOUND` of position (joint, body or particle) warns and reports its size; a larger one fails.
+(With particle self-contact, SolverVBD's contact lists of a world depend on the other worlds' particles, which
+changes the order of its float sums; SoftPush, without self-contact, stays bitwise.)
 """
 
 from __future__ import annotations

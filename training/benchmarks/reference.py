@@ -13,8 +13,8 @@ one. It writes, under ``--out`` (default ``docs/reference``):
   their range;
 
 and copies each seed's checkpoint with its ``train_args.json`` to ``--checkpoints`` (default the package's
-``steel_envs/reference/<Name>/seed<k>/``), where ``--policy reference`` finds seed 0's. It prints the
-README's "Reference results" row of the ID.
+``steel_envs/reference/<Name>/seed<k>/``), where ``--policy reference`` finds seed 0's. It prints a one-line
+summary of the ID; the documentation's results page and the task's page are generated from ``<Name>.json``.
 """
 
 from __future__ import annotations
@@ -100,10 +100,9 @@ def machine_speed(steps: int = 300, repeats: int = 3) -> dict | None:
     """The speed of the machine that trains, measured by a program that is not ours: Gymnasium's MuJoCo ``Ant-v5``
     in a ``SyncVectorEnv`` of 8 envs under random actions, as ``steel-envs bench`` times its peer.
 
-    A wall-time budget (``--max-seconds``) buys as many env-steps as the machine runs: the same "2-core CPU" has
-    run this peer at 5,305 env-steps/s (docs/bench_cpu.json) and at 1,852 in another session, and ``steel-envs
-    bench steel_envs/AntRun-v0`` at 3,431 and 1,451 env-steps/s. Reports that carry this figure can be compared
-    across machines.
+    A wall-time budget (``--max-seconds``) buys as many env-steps as the machine runs, and one machine's speed
+    varies between sessions by a factor of 3 and more; reports that carry this figure can be compared across
+    machines and sessions.
 
     Returns:
         ``{"peer": str, "env_steps_per_s": float, "runs": list[float]}`` [env-steps/s], the median of ``repeats``
@@ -124,7 +123,7 @@ def machine_speed(steps: int = 300, repeats: int = 3) -> dict | None:
 
 
 def _row(env_id: str, report: dict) -> str:
-    """The README row: command, budget, then the trained policy's and the baselines' figures."""
+    """The summary row: command, budget, then the trained policy's and the baselines' figures (Markdown)."""
     runs = report["runs"]
 
     def fmt(s: dict) -> str:
@@ -143,7 +142,7 @@ def _row(env_id: str, report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Train every seed, evaluate, write the report and the curves, ship the checkpoints, print the README row."""
+    """Train every seed, evaluate, write the report and the curves, ship the checkpoints, print the summary row."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("env_id")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated training seeds")

@@ -1,0 +1,165 @@
+"""The generated parts of the CLI reference (every parser's ``--help``) and of the results page (the JSON files
+under ``docs/``)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from markdown_tables import code, table
+
+__all__ = ["cli_reference", "results_tables"]
+
+_COMMANDS = ("rollout", "record", "view", "list", "doctor", "train", "play", "export", "evaluate", "bench")
+
+
+def _help(argv: list[str]) -> str:
+    """What ``steel-envs <argv>`` prints, run in this process (80 columns: the width of the page)."""
+    from steel_envs.cli import main
+
+    saved = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "80"
+    out = io.StringIO()
+    try:
+        with (
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(io.StringIO()),
+            contextlib.suppress(SystemExit),
+        ):
+            main(argv)
+    finally:
+        if saved is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = saved
+    return out.getvalue().rstrip()
+
+
+def cli_reference() -> str:
+    """Markdown: ``steel-envs --help`` and each command's ``--help``, as the installed parsers print them."""
+    parts = [f"## `steel-envs`\n\n```text\n{_help(['--help'])}\n```"]
+    for command in _COMMANDS:
+        text = _help([command, "--help"])
+        if "`" * 3 in text:
+            raise ValueError(f"steel-envs {command} --help: holds a code fence, which the page cannot quote")
+        parts.append(f"## `steel-envs {command}`\n\n```text\n{text}\n```")
+    return "\n\n".join(parts) + "\n"
+
+
+def results_tables(docs_dir: Path, env_ids: tuple[str, ...]) -> str:
+    """Markdown: the reference results of every ID (``docs/reference/<Name>.json``) and the throughput tables
+    (``docs/bench_*.json``)."""
+    return "\n\n".join([_reference_table(docs_dir, env_ids), *_bench_tables(docs_dir)]) + "\n"
+
+
+def _estimate(e: dict[str, Any]) -> str:
+    low, high = e["mean_return_ci"]
+    success = "" if e.get("success_rate") is None else f", {100 * e['success_rate']:.0f} %"
+    return f"{e['mean_return']:.1f} [{low:.1f}, {high:.1f}]{success}"
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+def _reference_table(docs_dir: Path, env_ids: tuple[str, ...]) -> str:
+    returns, runs, missing, curves = [], [], [], []
+    for env_id in env_ids:
+        name = env_id.split("/")[-1]
+        path = docs_dir / "reference" / f"{name}.json"
+        if not path.exists():
+            missing.append(f"[{name}](tasks/{name}.md)")
+            continue
+        report = json.loads(path.read_text())
+        seeds, baselines = report["runs"], report["baselines"]
+        link = f"[{name}](tasks/{name}.md)"
+        returns.append(
+            [
+                link,
+                *(_estimate(r["evaluation"]) for r in seeds),
+                *(_estimate(baselines[p]) if p in baselines else "-" for p in ("random", "scripted_policy")),
+            ]
+        )
+        steps = [r["env_steps"] / 1e6 for r in seeds]
+        seconds = [r["seconds"] for r in seeds]
+        runs.append(
+            [
+                link,
+                code(report["command"]),
+                f"{min(steps):.2f}-{max(steps):.2f} M",
+                f"{_duration(min(seconds))}-{_duration(max(seconds))}"
+                if max(seconds) >= 90 > min(seconds)
+                else _duration(max(seconds)),
+                f"{seeds[0]['num_envs']} x {seeds[0]['shards']}",
+                report["date"],
+            ]
+        )
+        if (docs_dir / "reference" / f"{name}_curves.png").exists():
+            curves.append(f"### {name}\n\n![training curves of {name}](reference/{name}_curves.png)")
+    text = (
+        "## Reference results\n\n"
+        "Each ID trained with seeds 0, 1 and 2, then each seed's final policy evaluated over 100 episodes with its "
+        "mean action, beside the random and scripted policies over the same protocol: mean return [95 % bootstrap "
+        "CI], and the success rate where the task reports one.\n\n"
+        + table(["ID", "seed 0", "seed 1", "seed 2", "random", "scripted"], returns)
+        + "\n\nThe training runs (`<k>`: the seed; worlds x processes):\n\n"
+        + table(["ID", "command", "env-steps per seed", "wall time", "worlds", "measured"], runs)
+    )
+    if missing:
+        text += "\n\nNot measured yet: " + ", ".join(missing) + "."
+    if curves:
+        text += "\n\nMean return of the last 100 training episodes against env-steps (each seed, their mean and range):"
+        text += "\n\n" + "\n\n".join(curves)
+    return text
+
+
+def _bench_tables(docs_dir: Path) -> list[str]:
+    out = []
+    for path in sorted(docs_dir.glob("bench_*.json")):
+        report = json.loads(path.read_text())
+        meta, rows = report.get("meta", {}), report.get("rows", [])
+        body = table(
+            ["env", "kind", "worlds", "env-steps/s", "physics-steps/s", "first call [s]"],
+            (
+                [
+                    r["env_id"],
+                    r["kind"],
+                    r["num_envs"],
+                    f"{r['env_steps_per_s']:,.0f}",
+                    "-" if r.get("physics_steps_per_s") is None else f"{r['physics_steps_per_s']:,.0f}",
+                    "-" if r.get("first_call_s") is None else f"{r['first_call_s']:.1f}",
+                ]
+                for r in rows
+            ),
+            "llrrrr",
+        )
+        device = f"{meta.get('device', '?')}, {meta.get('cpu_count', '?')} CPU cores"
+        out.append(
+            f"## Throughput: {code(path.name)}\n\n{code(meta.get('command', ''))} ({device}); kinds: `steel-envs` one "
+            "process, `sharded-K` K processes, `bare` Newton's collision and step alone, `featherstone` the same model "
+            "on SolverFeatherstone, `gymnasium-*` Gymnasium's MuJoCo peers.\n\n" + body + _profiles(report)
+        )
+    return out
+
+
+def _profiles(report: dict[str, Any]) -> str:
+    profiles = report.get("profiles") or []
+    if not profiles:
+        return ""
+    phases = sorted({p for prof in profiles for p in prof["phases"]})
+    header = ["phase", *(f"{prof['env_id'].split('/')[-1]} ({prof['step_ms']:.1f} ms per step)" for prof in profiles)]
+    rows = [
+        [phase, *(_share(prof, phase) for prof in profiles)]
+        for phase in sorted(phases, key=lambda p: -max(prof["phases"].get(p, 0.0) for prof in profiles))
+    ]
+    body = table(header, rows, "l" + "r" * len(profiles))
+    return "\n\nWhere an eager control step's time goes (`--profile`):\n\n" + body
+
+
+def _share(profile: dict[str, Any], phase: str) -> str:
+    ms = profile["phases"].get(phase)
+    return "-" if ms is None else f"{ms:.1f} ms ({100 * ms / profile['step_ms']:.1f} %)"
