@@ -7,10 +7,11 @@ import sys
 import time
 from collections.abc import Sequence
 
+from steel_envs.cli_common import check_output_file, check_policy_spec, stopped_by_ctrl_c
 from steel_envs.runtime import init_warp
 from steel_envs.sharding import shards_arg
 
-__all__ = ["main", "record", "rollout"]
+__all__ = ["RolloutInterrupted", "main", "record", "rollout"]
 
 
 def rollout(
@@ -40,10 +41,11 @@ def rollout(
     Returns:
         ``env_steps_per_s`` (world-steps per second, the first step excluded as warm-up),
         ``physics_steps_per_s`` (times ``decimation``), ``episodes``, ``mean_return``, ``mean_length``,
-        ``overflow_episodes``, ``nonfinite_episodes``, ``seconds``.
+        ``overflow_episodes``, ``nonfinite_episodes``, ``seconds``, ``steps`` (control steps done).
 
     Raises:
         ValueError: On an unknown policy or a non-positive step count.
+        RolloutInterrupted: On Ctrl-C while stepping (a KeyboardInterrupt), with the figures of the steps done.
     """
     from steel_envs.arguments import throughput_kwargs
     from steel_envs.factory import make_vec
@@ -56,12 +58,14 @@ def rollout(
     env = make_vec(
         env_id, num_envs=num_envs, device=device, seed=seed, num_shards=num_shards, **throughput_kwargs(device)
     )
-    env.reset(seed=seed)
-    totals, seconds = _step_and_sum(env, env_id, steps, policy, seed, progress)
-    env_steps = env.num_envs * (steps - 1) / seconds
-    env.close()
+    try:  # closed on Ctrl-C too, so that shard workers end with the command
+        env.reset(seed=seed)
+        totals, seconds, done = _step_and_sum(env, env_id, steps, policy, seed, progress)
+    finally:
+        env.close()
     count, total_return, total_length, overflow, nonfinite = totals.tolist()
-    return {
+    env_steps = env.num_envs * (done - 1) / seconds if done > 1 and seconds > 0 else float("nan")
+    figures = {
         "env_steps_per_s": env_steps,
         "physics_steps_per_s": env_steps * env.decimation,
         "episodes": count,
@@ -70,12 +74,26 @@ def rollout(
         "overflow_episodes": overflow,
         "nonfinite_episodes": nonfinite,
         "seconds": seconds,
+        "steps": done,
     }
+    if done < steps:
+        raise RolloutInterrupted(figures)
+    return figures
+
+
+class RolloutInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`rollout`'s steps; ``figures`` holds what :func:`rollout` returns, over the steps done
+    (``figures["steps"]``), the env closed."""
+
+    def __init__(self, figures: dict[str, float]) -> None:
+        super().__init__(f"stopped after {figures['steps']} steps")
+        self.figures = figures
 
 
 def _step_and_sum(env, env_id: str, steps: int, policy: str, seed: int, progress: bool):
-    """Step ``env`` ``steps`` times with ``policy``; return the sums over ended episodes (count, return, length,
-    overflow, non-finite state; a (5,) float64 tensor) and the seconds of every step after the first."""
+    """Step ``env`` up to ``steps`` times with ``policy``; return the sums over ended episodes (count, return, length,
+    overflow, non-finite state; a (5,) float64 tensor), the seconds of every step after the first and the steps
+    done: ``steps``, or fewer when Ctrl-C came (the sums then cover the steps done)."""
     import torch
     from tqdm import tqdm
 
@@ -93,25 +111,34 @@ def _step_and_sum(env, env_id: str, steps: int, policy: str, seed: int, progress
         mininterval=0.5,
     )
     start = time.perf_counter()
-    for step in bar:
-        if step == 1:
-            if env.torch_device.type == "cuda":
-                torch.cuda.synchronize(env.torch_device)
-            start = time.perf_counter()
-        if policy == "random":
-            actions = torch.rand(shape, generator=generator, dtype=torch.float32, device=env.torch_device) * 2.0 - 1.0
-        else:
-            actions = zeros
-        _, _, _, _, info = env.step(actions)
-        ended, episode = info["_episode"], info["episode"]
-        columns = (ended, episode["r"], episode["l"], episode["constraint_overflow"], info["nonfinite_state"])
-        totals += torch.stack([torch.where(ended, c.double(), 0.0).sum() for c in columns])
-        if progress and step % 50 == 49:
-            count, total = totals[:2].tolist()
-            bar.set_postfix(episodes=int(count), mean_return=f"{total / max(count, 1):.2f}", refresh=False)
+    done = 0
+    try:
+        for step in bar:
+            if step == 1:
+                if env.torch_device.type == "cuda":
+                    torch.cuda.synchronize(env.torch_device)
+                start = time.perf_counter()
+            if policy == "random":
+                actions = (
+                    torch.rand(shape, generator=generator, dtype=torch.float32, device=env.torch_device) * 2.0 - 1.0
+                )
+            else:
+                actions = zeros
+            _, _, _, _, info = env.step(actions)
+            ended, episode = info["_episode"], info["episode"]
+            columns = (ended, episode["r"], episode["l"], episode["constraint_overflow"], info["nonfinite_state"])
+            totals += torch.stack([torch.where(ended, c.double(), 0.0).sum() for c in columns])
+            done = step + 1  # counted once its sums are in
+            if progress and step % 50 == 49:
+                count, total = totals[:2].tolist()
+                bar.set_postfix(episodes=int(count), mean_return=f"{total / max(count, 1):.2f}", refresh=False)
+    except KeyboardInterrupt:
+        pass  # the figures so far are the caller's
+    finally:
+        bar.close()
     if env.torch_device.type == "cuda":
         torch.cuda.synchronize(env.torch_device)
-    return totals, time.perf_counter() - start
+    return totals, time.perf_counter() - start, done
 
 
 def record(
@@ -285,6 +312,7 @@ def _run_view(args: argparse.Namespace) -> int:
     from .viewer import view
 
     try:
+        check_policy_spec(args.policy, "--policy")
         r = view(
             args.env_id,
             args.policy,
@@ -301,12 +329,14 @@ def _run_view(args: argparse.Namespace) -> int:
         print(f"steel-envs view: {e}", file=sys.stderr)
         return 2
     print(f"{r['env_id']}: {r['steps']} steps, {len(r['returns'])} episodes ended, mean return {r['mean_return']:.2f}")
-    return 0
+    return stopped_by_ctrl_c("view") if r["interrupted"] else 0
 
 
 def _run_record(args: argparse.Namespace) -> int:
     try:
         width, height = (int(v) for v in args.size.lower().split("x"))
+        check_policy_spec(args.policy, "--policy")
+        check_output_file(args.out, "--out", (".mp4", ".gif"))
         frames, fps = record(
             args.env_id,
             steps=args.steps,
@@ -319,7 +349,7 @@ def _run_record(args: argparse.Namespace) -> int:
         from .rendering import write_video
 
         write_video(frames, args.out, fps=fps)
-    except (ValueError, ImportError) as e:
+    except (ValueError, ImportError, FileNotFoundError) as e:
         print(f"steel-envs record: {e}", file=sys.stderr)
         return 2
     print(f"{args.out}: {len(frames)} frames of {frames[0].shape[1]}x{frames[0].shape[0]}")
@@ -340,6 +370,7 @@ def _run_rollout(args: argparse.Namespace) -> int:
         print(f"steel-envs rollout: --num-envs: expected an int >= 1, got {args.num_envs}", file=sys.stderr)
         return 2
     print(f"building {args.num_envs} worlds of {args.env_id} (the first run compiles Warp kernels, about a minute)")
+    interrupted = False
     try:
         from steel_envs.sharding import resolve_shards
 
@@ -358,8 +389,15 @@ def _run_rollout(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"steel-envs: {e}", file=sys.stderr)
         return 2
+    except RolloutInterrupted as stop:  # the figures of the steps done, then the Ctrl-C line
+        r, interrupted = stop.figures, True
+    _print_rollout(args, r)
+    return stopped_by_ctrl_c("rollout", when=f"after {r['steps']} of {args.steps} steps") if interrupted else 0
+
+
+def _print_rollout(args: argparse.Namespace, r: dict[str, float]) -> None:
     shards = f" in {args.shards} processes" if args.shards > 1 else ""
-    head = f"{args.env_id}: {args.num_envs} worlds{shards} x {args.steps} steps, {args.policy} policy"
+    head = f"{args.env_id}: {args.num_envs} worlds{shards} x {r['steps']} steps, {args.policy} policy"
     print(f"{head}, {r['seconds']:.2f} s")
     print(f"  env-steps/s      {r['env_steps_per_s']:.0f}")
     print(f"  physics-steps/s  {r['physics_steps_per_s']:.0f}")
@@ -369,13 +407,21 @@ def _run_rollout(args: argparse.Namespace) -> int:
         print(f"  mean length      {r['mean_length']:.1f}")
     print(f"  ended by constraint overflow  {r['overflow_episodes']:.0f}")
     print(f"  ended by non-finite state     {r['nonfinite_episodes']:.0f}")
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``steel-envs`` console script. ``--help``, a command's ``--help`` and ``list`` answer
-    without loading Newton, Warp or torch."""
+    without loading Newton, Warp or torch. Ctrl-C in any command ends it with one line on stderr (what was saved,
+    where) and exit status 130, without a traceback (shard workers ignore SIGINT; their env is closed on the way
+    out)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _dispatch(argv)
+    except KeyboardInterrupt:
+        return stopped_by_ctrl_c(next((a for a in argv if not a.startswith("-")), "command"))
+
+
+def _dispatch(argv: list[str]) -> int:
     verbose = "--verbose" in argv
     if argv and argv[0] in _TRAINING_COMMANDS:
         return _run_training_command(argv, verbose)

@@ -131,6 +131,23 @@ def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str
             return
 
 
+def _start_ignoring_sigint(proc: Any) -> None:
+    """Start ``proc`` with SIGINT ignored from its first instruction (a spawned process inherits the ignored signal,
+    and Python then installs no KeyboardInterrupt handler), so that Ctrl-C while a worker still imports torch prints
+    no traceback from it. The parent ignores SIGINT only while it forks."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        proc.start()
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        proc.start()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _check_counts(num_envs: Any, num_shards: Any, kwargs: dict[str, Any]) -> None:
     """Raise ValueError on a bad count, a device other than the CPU or a non-state observation mode."""
     if kwargs.pop("device", "cpu") not in ("cpu", None):
@@ -194,7 +211,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
             offset, count = int(bounds[k]), int(bounds[k + 1] - bounds[k])
             worker_args = (env_id, {**kwargs, "seed": seed}, offset, count, self._shared, child)
             proc = context.Process(target=_worker, args=worker_args, daemon=True)
-            proc.start()
+            _start_ignoring_sigint(proc)
             self._conns.append(parent)
             self._procs.append(proc)
         self.closed = False

@@ -424,7 +424,7 @@ def view(
 ) -> dict[str, Any]:
     """Show the worlds of ``env_id`` live in a web browser while ``policy`` runs, until ``steps`` control steps,
     ``episodes`` finished episodes or Ctrl-C (None: no limit); return :meth:`LiveViewer.summary` (of the first
-    ``episodes`` episodes).
+    ``episodes`` episodes) and ``interrupted`` (True when Ctrl-C ended the run).
 
     Arguments as :class:`LiveViewer` and :meth:`LiveViewer.run`; ``announce`` receives the line with the URL
     (None: silent).
@@ -452,6 +452,7 @@ def view(
         paused=paused,
         env_kwargs=env_kwargs,
     )
+    interrupted = False
     try:
         if announce is not None:
             port_bound = live.url.rsplit(":", 1)[-1]
@@ -461,8 +462,8 @@ def view(
             )
         live.run(steps, episodes=episodes, on_step=on_step)
     except KeyboardInterrupt:
-        pass
+        interrupted = True
     finally:
         summary = live.summary(episodes)
         live.close()
-    return summary
+    return {**summary, "interrupted": interrupted}

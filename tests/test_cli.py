@@ -84,3 +84,71 @@ def test_commands_print_no_cuda_driver_notice_and_reject_zero_worlds_first():
     r = _cli("rollout", "steel_envs/CartpoleBalance-v0", "--num-envs", "0", "--device", "cpu")
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip() == "steel-envs rollout: --num-envs: expected an int >= 1, got 0"
+
+
+def _refused_before_any_env(argv: list[str], monkeypatch, capsys) -> str:
+    """Run ``steel-envs <argv>`` in this process, any env build failing the test; return its one stderr line, the
+    exit status having been 2."""
+    from steel_envs import factory
+    from steel_envs.cli import main
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("an env was built before the argument was checked")
+
+    monkeypatch.setattr(factory, "make_vec", no_build)
+    monkeypatch.setattr(steel_envs, "make_vec", no_build)
+    status = main(argv)
+    out, err = capsys.readouterr()
+    assert status == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert "building" not in out
+    return err.strip()
+
+
+@pytest.mark.parametrize(
+    ("argv", "argument"),
+    [
+        (["record", "steel_envs/CartpoleBalance-v0", "--out", "{blocked}/clip.mp4"], "--out"),
+        (
+            ["play", "--policy", "zero", "--env", "steel_envs/CartpoleBalance-v0", "--video", "{blocked}/v.gif"],
+            "--video",
+        ),
+        (["doctor", "steel_envs/CartpoleBalance-v0", "--json", "{blocked}/report.json"], "--json"),
+        (["export", "--checkpoint", "{checkpoint}", "--out", "{blocked}/policy.onnx"], "--out"),
+    ],
+    ids=["record", "play", "doctor", "export"],
+)
+def test_every_output_path_is_checked_before_the_work(argv, argument, tmp_path, monkeypatch, capsys):
+    """An output file whose folder cannot be made (a file stands in its path) is refused in one line naming the
+    argument, before any env is built; so is a video name record cannot write."""
+    from steel_envs.policies import reference_checkpoint
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    fill = {"blocked": str(blocker / "sub"), "checkpoint": reference_checkpoint("steel_envs/CartpoleBalance-v0")}
+    err = _refused_before_any_env([a.format(**fill) for a in argv], monkeypatch, capsys)
+    assert err.startswith(f"steel-envs {argv[0]}: {argument}: cannot create the folder of "), err
+    if argv[0] == "record":
+        err = _refused_before_any_env([*argv[:2], "--out", str(tmp_path / "clip.avi")], monkeypatch, capsys)
+        assert err == f"steel-envs record: --out: expected a .mp4 or .gif file name, got '{tmp_path / 'clip.avi'}'"
+
+
+@pytest.mark.parametrize(
+    ("argv", "argument"),
+    [
+        (["evaluate", "steel_envs/CartpoleBalance-v0", "--policy", "random", "--policy", "{missing}"], "--policy"),
+        (["play", "--checkpoint", "{missing}"], "--checkpoint"),
+        (["play", "--policy", "{missing}", "--env", "steel_envs/CartpoleBalance-v0"], "--policy"),
+        (["export", "--checkpoint", "{missing}"], "--checkpoint"),
+        (["record", "steel_envs/CartpoleBalance-v0", "--policy", "{missing}", "--out", "{tmp}/clip.gif"], "--policy"),
+        (["view", "steel_envs/CartpoleBalance-v0", "--policy", "{missing}"], "--policy"),
+    ],
+    ids=["evaluate", "play-checkpoint", "play-policy", "export", "record", "view"],
+)
+def test_a_missing_file_says_no_such_file_before_the_work(argv, argument, tmp_path, monkeypatch, capsys):
+    """A policy or checkpoint path that does not exist is refused as ``<argument>: no such file '<path>'``, one line
+    before any env is built (and so before any progress bar)."""
+    monkeypatch.chdir(tmp_path)
+    missing = str(tmp_path / "runs" / "model_100.pt")
+    err = _refused_before_any_env([a.format(missing=missing, tmp=tmp_path) for a in argv], monkeypatch, capsys)
+    assert err == f"steel-envs {argv[0]}: {argument}: no such file '{missing}'"
+    assert not (tmp_path / "runs").exists()  # evaluate made no output folder either

@@ -6,6 +6,8 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
+import select
 import signal
 import subprocess
 import sys
@@ -122,3 +124,103 @@ def test_a_resumed_run_records_the_learning_rate_it_runs_with(tmp_path):
     assert run("c", "--resume", first, "--learning-rate", "2e-3")[:2] == (2e-3, 2e-3)
     with pytest.raises(ValueError, match="init_noise_std: sets a new policy's std"):
         run("d", "--resume", first, "--init-noise-std", "0.3")
+
+
+def _children(pid: int) -> list[int]:
+    """The live (not zombie) processes whose parent is ``pid``, read from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                state, ppid = f.read().rsplit(")", 1)[1].split()[:2]
+        except (OSError, ValueError):  # not a process, or one that ended meanwhile
+            continue
+        if int(ppid) == pid and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from /proc")
+def test_ctrl_c_during_a_sharded_rollout_prints_the_figures_so_far_and_exits_130():
+    """SIGINT to the process group of ``rollout --shards 2`` while it steps: the figures of the steps done (episodes,
+    a mean return equal to the mean length, as every CartpoleBalance step earns 1), then one line, exit 130; no
+    traceback or shutdown noise from any process, and no worker left."""
+    argv = [sys.executable, "-m", "steel_envs.cli", "rollout", CARTPOLE, "--shards", "2", "--steps", "100000"]
+    proc = subprocess.Popen(
+        [*argv, "--num-envs", "4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    err, deadline = b"", time.monotonic() + 120
+    while not re.search(rb"\| *[1-9]\d{2,}/100000", err) and time.monotonic() < deadline:  # >= 100 steps done
+        if select.select([proc.stderr], [], [], 1.0)[0]:
+            chunk = os.read(proc.stderr.fileno(), 65536)
+            if not chunk:
+                break
+            err += chunk
+    workers = _children(proc.pid)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, rest = proc.communicate(timeout=120)
+    err = (err + rest).decode()
+    assert proc.returncode == 130, out.decode() + err
+    figures = dict(line.rsplit(None, 1) for line in out.decode().splitlines() if line.startswith("  "))
+    (head,) = [line for line in out.decode().splitlines() if " worlds in 2 processes x " in line]
+    done = int(re.search(r" x (\d+) steps", head).group(1))
+    assert 100 <= done < 100000 and float(figures["  env-steps/s"]) > 0
+    assert float(figures["  episodes ended"]) >= 4
+    assert float(figures["  mean return"]) == pytest.approx(float(figures["  mean length"]), abs=0.05)
+    assert err.splitlines()[-1] == f"steel-envs rollout: stopped by Ctrl-C after {done} of 100000 steps; nothing saved"
+    for noise in ("Traceback", "Exception ignored", "leaked", "KeyboardInterrupt"):
+        assert noise not in err, err
+    assert len(workers) >= 2  # the two shards (and multiprocessing's resource tracker)
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in workers if _alive(pid)]
+
+
+_CTRL_C_ARGV = {
+    "evaluate": ["evaluate", CARTPOLE, "--policy", "random", "--num-envs", "2", "--shards", "1", "--no-progress"],
+    "play": ["play", "--policy", "zero", "--env", CARTPOLE, "--num-envs", "2"],
+    "record": ["record", CARTPOLE, "--steps", "20", "--size", "32x24", "--out", "clip.gif"],
+    "doctor": ["doctor", CARTPOLE, "--num-envs", "1", "--steps", "5", "--json", "report.json"],
+    "bench": ["bench", CARTPOLE, "--num-envs", "1", "--steps", "5", "--no-peers"],
+    "view": ["view", CARTPOLE, "--num-envs", "1", "--port", "0", "--speed", "inf"],
+}
+
+
+@pytest.mark.parametrize("command", list(_CTRL_C_ARGV))
+def test_ctrl_c_in_every_command_prints_one_line_and_exits_130(command, tmp_path, monkeypatch, capsys):
+    """Ctrl-C while a command steps its env (a KeyboardInterrupt from the third env step, where Python raises it on
+    SIGINT) ends the command with one line saying that nothing was saved and exit status 130; no traceback, and no
+    file left behind (the default output folder of evaluate and bench goes)."""
+    from steel_envs.cli import main
+    from steel_envs.core import NewtonVectorEnv
+
+    if command == "view":
+        pytest.importorskip("viser")
+    real_step, calls = NewtonVectorEnv.step, []
+
+    def step(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(NewtonVectorEnv, "step", step)
+    monkeypatch.chdir(tmp_path)
+    try:
+        status = main(_CTRL_C_ARGV[command])
+    except KeyboardInterrupt:
+        status = "KeyboardInterrupt escaped main()"
+    err = capsys.readouterr().err
+    assert status == 130 and len(calls) == 3, err
+    assert err.splitlines()[-1] == f"steel-envs {command}: stopped by Ctrl-C; nothing saved"
+    assert "Traceback" not in err
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []

@@ -215,7 +215,7 @@ def test_max_seconds_alone_lifts_the_iteration_cap_and_the_bar_counts_seconds(tm
         (["--shards", "0"], "shards: expected an int >= 1 or 'auto', got 0"),
         (["--logger", "mlflow"], "--logger"),
         (["--schedule", "linear"], "--schedule"),
-        (["--resume", "missing/model_3.pt"], "resume: no file"),
+        (["--resume", "missing/model_3.pt"], "resume: no such file"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_code_2(argv, message, capsys):

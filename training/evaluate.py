@@ -28,6 +28,7 @@ with :meth:`steel_envs.NewtonVectorEnv.set_world_parameters`; every cell of the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -461,6 +462,11 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     from steel_envs.training import out_prefix
 
+    from steel_envs.cli_common import check_policy_spec
+
+    for spec in a.policy:  # before the output folder and any env: a typo in a path costs nothing
+        check_policy_spec(spec, "--policy")
+    default_out = a.out is None
     try:
         a.out = out_prefix(a.out, "evaluation", a.env_id)
     except ValueError as e:
@@ -490,6 +496,11 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"steel-envs evaluate: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # nothing written: the folder made for the outputs goes (steel-envs prints the line)
+        if default_out:
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.dirname(a.out))
+        raise
     print(table(result))
     result.to_json(f"{a.out}.json")
     print("wrote " + ", ".join([f"{a.out}.json", *plot(result, a.out)]))

@@ -16,6 +16,7 @@ import warnings
 
 import torch
 
+from steel_envs.cli_common import check_input_file, check_output_file, check_policy_spec, stopped_by_ctrl_c
 from steel_envs.policies import load_policy, load_policy_callable
 
 __all__ = ["export", "main_export", "main_play", "play"]
@@ -166,6 +167,13 @@ def main_play(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.policy is not None and a.env is None:
         p.error("--policy needs --env")
+    # Before any env is built: a typo in a path costs no build.
+    if a.checkpoint is not None:
+        check_input_file(a.checkpoint, "--checkpoint")
+    else:
+        check_policy_spec(a.policy, "--policy")
+    if a.video is not None:
+        check_output_file(a.video, "--video", (".mp4", ".gif"))
     try:
         r = play(
             a.checkpoint,
@@ -189,7 +197,7 @@ def main_play(argv: list[str] | None = None) -> int:
     print("returns: " + ", ".join(f"{x:.1f}" for x in r["returns"]))
     if a.video:
         print(f"video: {a.video}")
-    return 0
+    return stopped_by_ctrl_c("play") if r.get("interrupted") else 0  # Ctrl-C in --viewer
 
 
 def main_export(argv: list[str] | None = None) -> int:
@@ -199,5 +207,8 @@ def main_export(argv: list[str] | None = None) -> int:
     p.add_argument("--format", choices=("onnx", "torchscript"), default="onnx")
     p.add_argument("--out", default=None)
     a = p.parse_args(argv)
+    check_input_file(a.checkpoint, "--checkpoint")
+    if a.out is not None:
+        check_output_file(a.out, "--out")
     print(export(a.checkpoint, format=a.format, out=a.out))
     return 0

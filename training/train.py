@@ -78,7 +78,7 @@ def _check_resume(path: str, env_id: str) -> None:
     import torch
 
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"resume: no file {path!r}")
+        raise FileNotFoundError(f"resume: no such file {path!r}")
     try:
         keys = torch.load(path, weights_only=False, map_location="cpu").keys()
     except Exception as e:  # a file torch cannot read, or one that holds something else than a dict
@@ -352,8 +352,12 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":  # torchrun -m steel_envs.training.train: the same one-line errors as steel-envs train
     import gymnasium as gym
 
+    from steel_envs.cli_common import stopped_by_ctrl_c
+
     try:
         raise SystemExit(main())
     except (gym.error.Error, FileNotFoundError, ValueError) as e:
         print(f"steel-envs train: {e}", file=sys.stderr)
         raise SystemExit(2) from None
+    except KeyboardInterrupt:  # before or after the training loop, which handles Ctrl-C itself
+        raise SystemExit(stopped_by_ctrl_c("train")) from None

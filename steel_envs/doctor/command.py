@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any
 
+from steel_envs.cli_common import check_output_file
 from steel_envs.doctor.runner import doctor
 
 __all__ = ["run_cli"]
@@ -66,8 +67,9 @@ def run_cli(args: argparse.Namespace) -> int:
 
     Returns:
         The exit status: 0 no line failed, 1 a line failed, 2 bad arguments (a one-line message on stderr: an
-        unregistered ID, a count below 1, a JSON option that is not a JSON object, or the env's own
-        ``ValueError`` / ``TypeError``, e.g. for an unknown config field).
+        unregistered ID, a count below 1, a JSON option that is not a JSON object, a ``--json`` file that cannot be
+        written (checked before the build), or the env's own ``ValueError`` / ``TypeError``, e.g. for an unknown
+        config field).
     """
     import gymnasium as gym
 
@@ -82,6 +84,8 @@ def run_cli(args: argparse.Namespace) -> int:
             return _error(f"{flag}: expected an int >= 1, got {value}")
     try:
         options = _parse_json_options(args)
+        if args.json:  # before the build, not after the whole report
+            check_output_file(args.json, "--json")
     except ValueError as e:
         return _error(str(e))
     print(f"building {args.num_envs} worlds of {args.env_id} (the first run compiles Warp kernels, about a minute)")

@@ -26,6 +26,7 @@ With ``--profile``, also each ID's per-kernel and per-phase profile (``steel_env
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -449,20 +450,27 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--repeats: expected an int >= 1, got {a.repeats}")
     from steel_envs.training import out_prefix
 
+    default_out = a.out is None
     try:
         a.out = out_prefix(a.out, "bench", "bench")
     except ValueError as e:
         p.error(str(e))
-    rows = bench(
-        a.env_ids,
-        counts,
-        a.steps,
-        a.device,
-        peers=not a.no_peers,
-        progress=progress,
-        shards=a.shards,
-        repeats=a.repeats,
-    )
+    try:
+        rows = bench(
+            a.env_ids,
+            counts,
+            a.steps,
+            a.device,
+            peers=not a.no_peers,
+            progress=progress,
+            shards=a.shards,
+            repeats=a.repeats,
+        )
+    except KeyboardInterrupt:  # nothing written: the folder made for the outputs goes (steel-envs prints the line)
+        if default_out:
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.dirname(a.out))
+        raise
     bar.close()
     _print_report(rows)
     meta = {
