@@ -377,6 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     without loading Newton, Warp or torch."""
     argv = list(sys.argv[1:] if argv is None else argv)
     verbose = "--verbose" in argv
+    argv = [a for a in argv if a != "--verbose"]  # taken before or after the command, by every command
     if argv and argv[0] in _TRAINING_COMMANDS:
         return _run_training_command(argv, verbose)
     args = _parser().parse_args(argv)
