@@ -16,6 +16,7 @@ import numpy as np
 import warp as wp
 from steel_envs.envs.joint_limits import JointLimitProjection
 
+from steel_envs.ranges import at_least, declare, positive
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.spec import InitialStateSpec, TaskConfig
 from steel_envs.vector_env import SteelVectorEnv
@@ -59,10 +60,10 @@ class AntSceneConfig(TaskConfig):
     """Clamp the hinges back into their limits after every physics step (see the scene's docstring); False leaves
     the limits to the solver's rows alone (for physics checks)."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require_positive("action_scale")
-        self.require_nonnegative("reset_noise_scale")
+    field_ranges = declare(
+        action_scale=positive("the hinge torque at action 1 [N m]; a negative one reverses the actions"),
+        reset_noise_scale=at_least(0.0, "a noise half-width"),
+    )
 
 
 @wp.kernel(enable_backward=False)

@@ -17,6 +17,7 @@ import newton
 import numpy as np
 import warp as wp
 
+from steel_envs.ranges import any_value, at_least, declare, positive
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.spec import InitialStateSpec, TaskConfig
 from steel_envs.vector_env import SteelVectorEnv
@@ -42,10 +43,11 @@ class CartpoleSceneConfig(TaskConfig):
     reset_noise_scale: float = 0.05
     """Half-width of the uniform noise on x [m], x_dot [m/s], theta [rad] and theta_dot [rad/s] (CartPole-v1)."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require_positive("force_scale")
-        self.require_nonnegative("reset_noise_scale")
+    field_ranges = declare(
+        force_scale=positive("the cart force at action 1 [N]; a negative one reverses the actions"),
+        initial_pole_angle=any_value("an angle [rad]: every value is a pose of the pole"),
+        reset_noise_scale=at_least(0.0, "a noise half-width"),
+    )
 
 
 @wp.kernel(enable_backward=False)

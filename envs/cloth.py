@@ -17,11 +17,15 @@ import numpy as np
 import warp as wp
 from newton.solvers import SolverVBD
 
+from steel_envs.ranges import at_least, between, declare
 from steel_envs.solver_options import VBDSolverOptions
 from steel_envs.spec import InitialStateSpec, TaskConfig
 from steel_envs.vbd_env import VBDVectorEnv, no_joints
 
 __all__ = ["ClothScene", "ClothSceneConfig"]
+
+
+_CHECKED = "outside this range the scene's physics is unchecked"
 
 
 @dataclass(kw_only=True)
@@ -46,20 +50,18 @@ class ClothSceneConfig(TaskConfig):
     start there too and stay until moved (they are kinematic), and ``reward_flatness`` of ClothFold measures
     drift from this raised start: a setting for physics checks, not for the task."""
 
+    field_ranges = declare(
+        cloth_cells=between(4, 64, "cells per side, even; the particle count grows with their square", integer=True),
+        cloth_size=between(0.05, 2.0, f"a side length [m]; {_CHECKED}"),
+        cloth_mass=between(1e-3, 10.0, f"a mass [kg]; {_CHECKED}"),
+        max_corner_speed=between(1e-3, 5.0, f"a speed [m/s]; {_CHECKED}"),
+        workspace_half_extent=between(0.025, 2.0, f"a half-width [m]; {_CHECKED}"),
+        workspace_height=between(0.01, 2.0, f"a height [m]; {_CHECKED}"),
+        cloth_drop_height=at_least(0.0, "a height above resting [m]; below 0 the cloth starts in the ground"),
+    )
+
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.require_positive(
-            "cloth_size", "cloth_mass", "max_corner_speed", "workspace_half_extent", "workspace_height"
-        )
-        self.require_nonnegative("cloth_drop_height")
-        for name, low, high in (
-            ("cloth_size", 0.05, 2.0),
-            ("cloth_mass", 1e-3, 10.0),
-            ("max_corner_speed", 1e-3, 5.0),
-            ("workspace_half_extent", 0.025, 2.0),
-            ("workspace_height", 0.01, 2.0),
-        ):
-            self.require_range(name, low, high)
         if not 0.5 * self.cloth_size <= self.workspace_half_extent:
             raise ValueError(
                 f"cloth_size: expected at most 2 * workspace_half_extent = {2 * self.workspace_half_extent!r} (the "

@@ -16,6 +16,7 @@ import numpy as np
 import warp as wp
 from steel_envs.envs.joint_limits import JointLimitProjection
 
+from steel_envs.ranges import at_least, declare, positive
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.spec import InitialStateSpec, TaskConfig
 from steel_envs.vector_env import SteelVectorEnv
@@ -67,10 +68,11 @@ class HumanoidSceneConfig(TaskConfig):
     """Clamp the hinges back into their limits after every physics step (see the scene's docstring); False leaves
     the limits to the solver's rows alone (for physics checks)."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require_positive("action_scale", "initial_height")
-        self.require_nonnegative("reset_noise_scale")
+    field_ranges = declare(
+        action_scale=positive("a factor on the motor gears; a negative one reverses the actions"),
+        initial_height=positive("a height above the ground [m]"),
+        reset_noise_scale=at_least(0.0, "a noise half-width"),
+    )
 
 
 @wp.kernel(enable_backward=False)

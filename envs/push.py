@@ -18,6 +18,7 @@ import numpy as np
 import warp as wp
 
 from steel_envs import kernels
+from steel_envs.ranges import between, declare, positive
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.spec import InitialStateSpec, TaskConfig
 from steel_envs.vector_env import SteelVectorEnv
@@ -106,11 +107,15 @@ class PushSceneConfig(TaskConfig):
     cube_spawn: float = 0.3
     """Cubes start at U(-s, s) in x and y [m]."""
 
+    field_ranges = declare(
+        clutter=between(0, 8, "extra cubes; the spawn grid has 9 cells, one for the target cube", integer=True),
+        max_finger_speed=positive("the finger's speed at action 1 [m/s]; a negative one reverses the actions"),
+        drive_damping=positive("a velocity drive gain [N s/m]; 0 leaves the finger undriven"),
+        cube_spawn=positive("the half-width of the spawn square [m]"),
+    )
+
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.require_positive("max_finger_speed", "drive_damping", "cube_spawn")
-        if not float(self.clutter).is_integer() or not 0 <= self.clutter <= MAX_CLUTTER:
-            raise ValueError(f"clutter: expected an int in [0, {MAX_CLUTTER}], got {self.clutter!r}")
         if self.clutter and self.cube_spawn < _MIN_CLUTTER_SPAWN:
             raise ValueError(
                 f"cube_spawn: expected >= {_MIN_CLUTTER_SPAWN} m with clutter (grid cells wider than a cube), got "

@@ -14,6 +14,7 @@ import newton.examples
 import numpy as np
 import warp as wp
 
+from steel_envs.ranges import at_least, declare, positive
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.spec import InitialStateSpec, TaskConfig
 from steel_envs.vector_env import SteelVectorEnv
@@ -50,10 +51,14 @@ class QuadrupedSceneConfig(TaskConfig):
     joint_noise: float = 0.1
     """U(-s, s) noise on the initial joint angles [rad]."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require_positive("action_scale", "stiffness", "effort_limit", "initial_height")
-        self.require_nonnegative("damping", "joint_noise")
+    field_ranges = declare(
+        action_scale=positive("the joint target offset at action 1 [rad]; a negative one reverses the actions"),
+        stiffness=positive("a PD gain [N m/rad]; 0 leaves the legs limp"),
+        damping=at_least(0.0, "a PD gain [N m s/rad]; a negative one feeds energy in"),
+        effort_limit=positive("a torque bound [N m]"),
+        initial_height=positive("a height above the ground [m]"),
+        joint_noise=at_least(0.0, "a noise half-width [rad]"),
+    )
 
 
 @wp.kernel(enable_backward=False)

@@ -14,6 +14,7 @@ import newton
 import numpy as np
 import warp as wp
 
+from steel_envs.ranges import between, declare
 from steel_envs.solver_options import VBDSolverOptions
 from steel_envs.spec import InitialStateSpec, TaskConfig
 from steel_envs.vbd_env import VBDVectorEnv
@@ -26,6 +27,9 @@ PUSHER_HALF = (0.02, 0.05, 0.04)
 """Half extents of the box pusher [m]."""
 PUSHER_START = (-0.3, 0.0)
 """Pusher x, y at the start of an episode [m]."""
+
+
+_CHECKED = "outside this range the scene's physics is unchecked"
 
 
 @dataclass(kw_only=True)
@@ -53,27 +57,19 @@ class SoftSceneConfig(TaskConfig):
     drive_damping: float = 500.0
     """Velocity drive gain ``joint_target_kd`` of the gantry [N s/m]."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require_positive(
-            "block_size", "block_density", "block_youngs_modulus", "max_pusher_speed", "drive_damping"
-        )
-        self.require_nonnegative("block_spawn", "block_drop_height")
-        for name, low, high in (
-            ("block_size", 0.02, 0.5),
-            ("block_density", 10.0, 1e4),
-            ("block_youngs_modulus", 1e2, 1e8),
-            ("block_spawn", 0.0, 0.3),
-            ("block_drop_height", 0.0, 1.0),
-            ("max_pusher_speed", 1e-3, 5.0),
-            ("drive_damping", 1.0, 1e6),
-        ):
-            self.require_range(name, low, high)
-        if not 0.0 < self.block_poisson_ratio < 0.5:
-            raise ValueError(f"block_poisson_ratio: expected a number in (0, 0.5), got {self.block_poisson_ratio!r}")
-        c = self.block_cells
-        if not float(c).is_integer() or not 1 <= c <= 16:
-            raise ValueError(f"block_cells: expected an int in [1, 16], got {c!r}")
+    field_ranges = declare(
+        block_cells=between(1, 16, "cells per side; the particle count grows with their cube", integer=True),
+        block_size=between(0.02, 0.5, f"a side length [m]; {_CHECKED}"),
+        block_density=between(10.0, 1e4, f"a density [kg/m^3]; {_CHECKED}"),
+        block_youngs_modulus=between(1e2, 1e8, f"a stiffness [Pa]; {_CHECKED}"),
+        block_poisson_ratio=between(
+            0.0, 0.5, "a Poisson ratio; at 0.5 the material is incompressible", low_open=True, high_open=True
+        ),
+        block_spawn=between(0.0, 0.3, f"a half-width [m]; {_CHECKED}"),
+        block_drop_height=between(0.0, 1.0, f"a height above resting [m]; {_CHECKED}"),
+        max_pusher_speed=between(1e-3, 5.0, f"a speed [m/s]; {_CHECKED}"),
+        drive_damping=between(1.0, 1e6, f"a velocity drive gain [N s/m]; {_CHECKED}"),
+    )
 
 
 @wp.kernel(enable_backward=False)

@@ -423,6 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dispatch(argv: list[str]) -> int:
     verbose = "--verbose" in argv
+    argv = [a for a in argv if a != "--verbose"]  # taken before or after the command, by every command
     if argv and argv[0] in _TRAINING_COMMANDS:
         return _run_training_command(argv, verbose)
     args = _parser().parse_args(argv)

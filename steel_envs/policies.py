@@ -20,8 +20,11 @@ from dataclasses import dataclass
 import torch
 
 __all__ = [
+    "EXPORT_METADATA",
     "REFERENCE_DIR",
     "LoadedPolicy",
+    "check_trained_on",
+    "export_metadata",
     "load_policy",
     "load_policy_callable",
     "reference_checkpoint",
@@ -76,7 +79,9 @@ def save_policy_only(checkpoint: str, out: str) -> None:
     os.replace(partial, out)
 
 
-def load_policy(checkpoint: str, *, device: str = "cpu", num_envs: int = 1, **env_kwargs) -> tuple:
+def load_policy(
+    checkpoint: str, *, device: str = "cpu", num_envs: int = 1, expected_env_id: str | None = None, **env_kwargs
+) -> tuple:
     """Load ``checkpoint`` with the hyper-parameters of its run; return (LoadedPolicy, vector env).
 
     The env is made with the task config and solver options the run trained with (``steel-envs train --env.*``,
@@ -84,6 +89,7 @@ def load_policy(checkpoint: str, *, device: str = "cpu", num_envs: int = 1, **en
 
     Raises:
         FileNotFoundError: If the checkpoint or the run's ``train_args.json`` is missing.
+        ValueError: If the run trained on another ID than ``expected_env_id`` (checked before anything is built).
     """
     from .adapters.rsl_rl import RslRlVecEnv, make_runner, runner_config
     from .train_config import PpoConfig
@@ -95,6 +101,8 @@ def load_policy(checkpoint: str, *, device: str = "cpu", num_envs: int = 1, **en
         raise FileNotFoundError(f"checkpoint: {args_file!r} (written by steel-envs train) is missing")
     with open(args_file) as f:
         saved = json.load(f)
+    if expected_env_id is not None and saved["env_id"] != expected_env_id:
+        raise ValueError(f"policy: {checkpoint} was trained on {saved['env_id']}, not {expected_env_id}")
     # A run saved before train_args.json held its env overrides trained on the task's defaults.
     env_kwargs = {**saved.get("env", {}), **env_kwargs}
     from .factory import make_vec
@@ -116,11 +124,119 @@ def load_policy(checkpoint: str, *, device: str = "cpu", num_envs: int = 1, **en
     return LoadedPolicy(saved["env_id"], policy, runner), env
 
 
+EXPORT_METADATA = "steel_envs.json"
+"""Name of the extra file of an exported TorchScript policy (and, with a ``steel_envs.`` prefix per key, of the
+ONNX model's ``metadata_props``) that records its task: ``{"env_id", "obs_dim", "action_dim"}``."""
+
+
+def export_metadata(env_id: str, obs_dim: int, action_dim: int) -> dict[str, str]:
+    """What an exported policy records of its task (``steel-envs export``), as strings."""
+    return {"env_id": env_id, "obs_dim": str(obs_dim), "action_dim": str(action_dim)}
+
+
+def _check_fits(path: str, env, trained_on: str | None, obs_dim: int | None, action_dim: int | None) -> None:
+    """Refuse a policy trained on another ID than ``env``'s, or whose sizes are not ``env``'s (None: unknown).
+
+    Raises:
+        ValueError: One line naming the file, what it was made for and what the env is.
+    """
+    env_id = env.spec.id if env.spec is not None else None
+    if trained_on is not None and env_id is not None and trained_on != env_id:
+        raise ValueError(f"policy: {path} was trained on {trained_on}, not {env_id}")
+    sizes = (int(env.single_observation_space.shape[-1]), int(env.action_dim))
+    if (obs_dim is not None and obs_dim != sizes[0]) or (action_dim is not None and action_dim != sizes[1]):
+        raise ValueError(
+            f"policy: {path} maps {obs_dim} observations to {action_dim} actions; {env_id or 'the env'} has "
+            f"{sizes[0]} and {sizes[1]}"
+        )
+
+
+def _onnx_policy(path: str, env) -> Callable[[torch.Tensor], torch.Tensor]:
+    """An exported ONNX policy, checked against ``env``: the task it records (``steel-envs export``) and its
+    input and output sizes."""
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    recorded = {
+        key.removeprefix("steel_envs."): value
+        for key, value in session.get_modelmeta().custom_metadata_map.items()
+        if key.startswith("steel_envs.")
+    }
+    inputs, outputs = session.get_inputs()[0], session.get_outputs()[0]
+
+    def last(shape) -> int | None:  # a dynamic axis is a name
+        return shape[-1] if shape and isinstance(shape[-1], int) else None
+
+    _check_fits(path, env, recorded.get("env_id"), last(inputs.shape), last(outputs.shape))
+    name = inputs.name
+    return lambda obs: torch.from_numpy(session.run(None, {name: obs.cpu().numpy()})[0]).to(obs.device)
+
+
+def _torchscript_policy(path: str, env) -> Callable[[torch.Tensor], torch.Tensor]:
+    """An exported TorchScript policy, checked against ``env``: the task it records (``steel-envs export``), or,
+    in a file exported without the record, what one call on zero observations takes and gives."""
+    extra = {EXPORT_METADATA: ""}
+    module = torch.jit.load(path, map_location=env.torch_device, _extra_files=extra)
+    if extra[EXPORT_METADATA]:
+        recorded = json.loads(extra[EXPORT_METADATA])
+        _check_fits(path, env, recorded["env_id"], int(recorded["obs_dim"]), int(recorded["action_dim"]))
+        return lambda obs: module(obs)
+    obs_dim = int(env.single_observation_space.shape[-1])
+    try:
+        with torch.inference_mode():
+            action_dim = int(module(torch.zeros(1, obs_dim, device=env.torch_device)).shape[-1])
+    except RuntimeError:  # it takes another number of observations
+        action_dim = None
+    if action_dim != env.action_dim:
+        env_id = env.spec.id if env.spec is not None else "the env"
+        raise ValueError(
+            f"policy: {path} does not map the {obs_dim} observations of {env_id} to {env.action_dim} actions"
+        )
+    return lambda obs: module(obs)
+
+
+def _is_checkpoint(spec: str) -> bool:
+    """A ``steel-envs train`` checkpoint: a file beside its run's ``train_args.json`` (an export there is
+    ``policy.*``)."""
+    folder = os.path.dirname(os.path.abspath(spec))
+    return os.path.isfile(os.path.join(folder, "train_args.json")) and not os.path.basename(spec).startswith("policy")
+
+
+def check_trained_on(spec: str, env_id: str) -> None:
+    """Refuse, before anything is built, a policy file that records another task than ``env_id``: a checkpoint's
+    run (``train_args.json``) or an exported file's record (``steel-envs export``). Other specs, and files without
+    a record, pass (:func:`load_policy_callable` checks their sizes).
+
+    Raises:
+        ValueError: ``"policy: <path> was trained on <A>, not <B>"``.
+    """
+    if not os.path.isfile(spec):
+        return
+    if spec.endswith(".onnx"):
+        import onnxruntime
+
+        metadata = onnxruntime.InferenceSession(spec, providers=["CPUExecutionProvider"]).get_modelmeta()
+        trained_on = metadata.custom_metadata_map.get("steel_envs.env_id")
+    elif _is_checkpoint(spec):
+        with open(os.path.join(os.path.dirname(os.path.abspath(spec)), "train_args.json")) as f:
+            trained_on = json.load(f).get("env_id")
+    else:
+        extra = {EXPORT_METADATA: ""}
+        try:
+            torch.jit.load(spec, map_location="cpu", _extra_files=extra)
+        except RuntimeError:  # not TorchScript: load_policy_callable says what it expected
+            return
+        trained_on = json.loads(extra[EXPORT_METADATA]).get("env_id") if extra[EXPORT_METADATA] else None
+    if trained_on is not None and trained_on != env_id:
+        raise ValueError(f"policy: {spec} was trained on {trained_on}, not {env_id}")
+
+
 def load_policy_callable(spec: str, env, seed: int) -> Callable[[torch.Tensor], torch.Tensor]:
     """A policy ``obs (N, obs_dim) float32 -> actions (N, act_dim)`` from a spec (see the module doc).
 
     Raises:
-        ValueError: If the spec names no policy this function knows.
+        ValueError: If the spec names no policy this function knows, or a checkpoint or exported file made for
+            another task than ``env``'s, or for other observation or action sizes (one line, before any step).
     """
     shape = (env.num_envs, env.action_dim)
     if spec == "zero":
@@ -135,20 +251,16 @@ def load_policy_callable(spec: str, env, seed: int) -> Callable[[torch.Tensor], 
             raise ValueError(f"policy: expected 'reference' or 'reference:<seed>', got {spec!r}")
         spec = reference_checkpoint(env_id, int(suffix or 0))
     if spec.endswith(".onnx") and os.path.isfile(spec):
-        import onnxruntime
-
-        session = onnxruntime.InferenceSession(spec, providers=["CPUExecutionProvider"])
-        name = session.get_inputs()[0].name
-        return lambda obs: torch.from_numpy(session.run(None, {name: obs.cpu().numpy()})[0]).to(obs.device)
+        return _onnx_policy(spec, env)
     if os.path.isfile(spec):
-        if os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(spec)), "train_args.json")) and not (
-            os.path.basename(spec).startswith("policy")
-        ):
-            loaded, helper_env = load_policy(spec, device=str(env.torch_device))
+        if _is_checkpoint(spec):
+            env_id = env.spec.id if env.spec is not None else None
+            loaded, helper_env = load_policy(spec, device=str(env.torch_device), expected_env_id=env_id)
+            sizes = (int(helper_env.single_observation_space.shape[-1]), int(helper_env.action_dim))
             helper_env.close()
+            _check_fits(spec, env, None, *sizes)  # the same ID with other config fields (e.g. observations)
             return loaded.policy
-        module = torch.jit.load(spec, map_location=env.torch_device)
-        return lambda obs: module(obs)
+        return _torchscript_policy(spec, env)
     if ":" in spec:
         module_name, function = spec.split(":", 1)
         try:

@@ -20,6 +20,8 @@ from typing import Any, Literal
 import numpy as np
 import warp as wp
 
+from .ranges import Range, at_least, between, declare, positive
+
 __all__ = ["SteelSolverOptions", "VBDSolverOptions"]
 
 
@@ -139,6 +141,14 @@ class SteelSolverOptions:
     deterministic: wp.DeterministicMode | None = None
     """Warp determinism mode for GPU runs (run-to-run bitwise equal atomics); None: Warp's global setting."""
 
+    def __post_init__(self) -> None:
+        _check_ranges(self)
+
+    @classmethod
+    def ranges(cls) -> Mapping[str, Range]:
+        """The valid range of each numeric option, with the reason (the solver's reference page)."""
+        return _STEEL_RANGES
+
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
         """Names of all options, in the order of the solver's signature."""
@@ -148,8 +158,8 @@ class SteelSolverOptions:
         """Return a copy with ``overrides`` applied.
 
         Values are checked against the field's type here (a bool for a bool, an int in int32 range for an
-        int, a finite float32 for a float, one of the literals, None only where the solver takes None) and
-        numpy scalars become Python scalars; ranges beyond those below are checked by the solver.
+        int, a finite float32 for a float, one of the literals, None only where the solver takes None) and their
+        declared range (:meth:`ranges`), and numpy scalars become Python scalars; the solver checks them again.
 
         Args:
             overrides: Option names and values, or None for no change.
@@ -169,7 +179,7 @@ class SteelSolverOptions:
                 f"solver_options: unknown SolverSteel option(s) {unknown}; valid keys are {list(self.field_names())}"
             )
         hints = typing.get_type_hints(type(self), globalns={"wp": wp, **globals()})
-        checked = {name: _check_option(name, hints[name], value) for name, value in overrides.items()}
+        checked = {name: _check_option(name, hints[name], value, self.ranges()) for name, value in overrides.items()}
         return dataclasses.replace(self, **checked)
 
     def as_kwargs(self) -> dict[str, Any]:
@@ -179,17 +189,89 @@ class SteelSolverOptions:
 
 _INT32 = (-(2**31), 2**31 - 1)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
-# Options whose documented value set includes infinity.
-_INF_ALLOWED = frozenset(
-    {"joint_limit_activation_gap", "velocity_limit_activation_fraction", "contact_friction_gap_max"}
+_CAPACITY = "a row capacity per world"
+_STEEL_RANGES = declare(
+    iterations=at_least(1, "PGS sweeps per step; with 0 no contact or limit row is solved", integer=True),
+    baumgarte=between(0.0, 1.0, "the fraction of the position error removed per step"),
+    cfm=at_least(0.0, "added to each row's effective-mass diagonal; a negative one can make it singular"),
+    relaxation=between(0.0, 2.0, "successive over-relaxation converges only in (0, 2)", low_open=True, high_open=True),
+    update_mass_matrix_interval=at_least(1, "steps between mass matrix rebuilds", integer=True),
+    joint_limit_activation_gap=at_least(
+        0.0, "a distance from the limit [m or rad]; inf: every finite limit", inf_ok=True
+    ),
+    velocity_limit_activation_fraction=Range(
+        low=0.0, high=1.0, inf_ok=True, reason="a fraction of the limit; above 1 speeds past the limit stay unclamped"
+    ),
+    articulation_constraint_max=at_least(1, _CAPACITY, integer=True),
+    free_body_constraint_max=at_least(1, _CAPACITY, integer=True),
+    propagation_constraint_max=at_least(1, _CAPACITY, integer=True),
+    friction_anchor_beta=at_least(0.0, "a correction gain; 0 selects point friction"),
+    contact_regularization=between(0.0, 1e6, "a regularization; larger values change nothing in float32"),
+    velocity_iterations=at_least(0, "velocity-only sweeps after the position sweeps", integer=True),
+    contact_warmstart_decay=at_least(0.0, "a scale of the carried impulses"),
+    restitution_velocity_threshold=at_least(0.0, "a closing speed [m/s]"),
+    contact_speculative_scale=between(
+        0.0, 1.0, "the fraction of a positive gap a contact may close in a step; above 1 it closes into penetration"
+    ),
+    contact_gap_gate=at_least(0.0, "a gap [m]; None: off"),
+    contact_friction_scale=at_least(0.0, "a factor on the friction coefficients"),
+    contact_friction_position_iterations=at_least(-1, "position sweeps that solve friction; -1: all", integer=True),
+    contact_friction_gap_max=Range(
+        inf_ok=True, reason="a gap [m]: a negative one keeps friction for deeper contacts, -inf for none"
+    ),
+    sleep_linear_threshold=positive("a speed [m/s]"),
+    sleep_angular_threshold=positive("an angular speed [rad/s]"),
+    sleep_quiet_time=positive("a duration [s]"),
+    propagation_cached_response_body_max=at_least(1, "a cache capacity in bodies", integer=True),
 )
-# Ranges the solver itself does not check: (low, high, both ends inclusive). baumgarte is a fraction of the
-# error removed per step (reference page); successive over-relaxation converges only for 0 < relaxation < 2.
-_RANGES = {"baumgarte": (0.0, 1.0, True), "cfm": (0.0, math.inf, True), "relaxation": (0.0, 2.0, False)}
+_VBD_RANGES = declare(
+    iterations=at_least(1, "VBD iterations per step; with 0 no constraint is solved", integer=True),
+    friction_epsilon=at_least(0.0, "a velocity scale [m/s]"),
+    dat_conservative_bound_relaxation=between(
+        0.0, 1.0, "a relaxation factor of the penetration-free projection", low_open=True, high_open=True
+    ),
+    particle_self_contact_radius=at_least(0.0, "a distance [m]"),
+    particle_self_contact_margin=at_least(0.0, "a distance [m]"),
+    particle_self_contact_gap=at_least(0.0, "a distance [m]"),
+    particle_conservative_bound_relaxation=between(
+        0.0, 1.0, "a relaxation factor of the penetration-free projection", low_open=True, high_open=True
+    ),
+    particle_vertex_contact_buffer_size=at_least(0, "a buffer size", integer=True),
+    particle_edge_contact_buffer_size=at_least(0, "a buffer size", integer=True),
+    particle_collision_detection_interval=Range(integer=True, reason="< 0: once before the step; 0: twice; n: every n"),
+    particle_edge_parallel_epsilon=at_least(0.0, "a threshold"),
+    particle_topological_contact_filter_threshold=at_least(0, "a distance in mesh rings", integer=True),
+    particle_rest_shape_contact_exclusion_radius=at_least(0.0, "a distance [m]"),
+    rigid_avbd_alpha=between(0.0, 1.0, "a stabilization fraction"),
+    rigid_avbd_joint_alpha=between(0.0, 1.0, "a stabilization fraction"),
+    rigid_avbd_contact_alpha=between(0.0, 1.0, "a stabilization fraction"),
+    rigid_avbd_beta=at_least(0.0, "a penalty ramp rate"),
+    rigid_avbd_linear_beta=at_least(0.0, "a penalty ramp rate"),
+    rigid_avbd_angular_beta=at_least(0.0, "a penalty ramp rate"),
+    rigid_avbd_gamma=between(0.0, 1.0, "a per-step decay factor"),
+    rigid_contact_k_start=at_least(0.0, "a stiffness [N/m]"),
+    rigid_body_contact_buffer_size=at_least(0, "a buffer size", integer=True),
+    rigid_body_particle_contact_buffer_size=at_least(0, "a buffer size", integer=True),
+    rigid_joint_linear_ke=at_least(0.0, "a stiffness [N/m]"),
+    rigid_joint_angular_ke=at_least(0.0, "a stiffness [N m/rad]"),
+    rigid_joint_linear_k_start=at_least(0.0, "a stiffness [N/m]"),
+    rigid_joint_angular_k_start=at_least(0.0, "a stiffness [N m/rad]"),
+    rigid_joint_linear_kd=at_least(0.0, "a damping [N s/m]; the solver clamps a negative one to 0"),
+    rigid_joint_angular_kd=at_least(0.0, "a damping [N m s/rad]; the solver clamps a negative one to 0"),
+    tendon_max_sweeps=at_least(1, "sweeps per iteration", integer=True),
+    tendon_settle_tol=at_least(0.0, "a relative tolerance"),
+    tendon_activation_tol=at_least(0.0, "a relative tolerance"),
+)
 
 
-def _check_option(name: str, hint: Any, value: Any) -> Any:
-    """Check one option value against its field type; return it as a Python scalar."""
+def _check_ranges(options: Any) -> None:
+    """Check every option of ``options`` against its declared range (a scene's defaults, at construction)."""
+    for name, valid in options.ranges().items():
+        valid.check(f"solver_options[{name!r}]", getattr(options, name))
+
+
+def _check_option(name: str, hint: Any, value: Any, ranges: Mapping[str, Range]) -> Any:
+    """Check one option value against its field type and declared range; return it as a Python scalar."""
     args = typing.get_args(hint)
     if value is None:
         if type(None) in args:
@@ -213,6 +295,8 @@ def _check_option(name: str, hint: Any, value: Any) -> Any:
             raise ValueError(f"solver_options[{name!r}]: expected an int, got {value!r}")
         if not _INT32[0] <= value <= _INT32[1]:
             raise ValueError(f"solver_options[{name!r}]: expected an int in int32 range, got {value!r}")
+        if name in ranges:
+            ranges[name].check(f"solver_options[{name!r}]", value)
         return int(value)
     if hint is float:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
@@ -220,18 +304,16 @@ def _check_option(name: str, hint: Any, value: Any) -> Any:
         if isinstance(value, (int, np.integer)) and float(value) != value:
             raise ValueError(f"solver_options[{name!r}]: expected a number a float holds exactly, got {value!r}")
         value = float(value)
+        valid = ranges.get(name)
+        infinite_ok = valid is not None and valid.inf_ok  # a documented setting (inf: every limit; -inf: none)
         if (
             math.isnan(value)
-            or (math.isinf(value) and name not in _INF_ALLOWED)
+            or (math.isinf(value) and not infinite_ok)
             or (math.isfinite(value) and abs(value) > _FLOAT32_MAX)
         ):
             raise ValueError(f"solver_options[{name!r}]: expected a finite float32 number, got {value!r}")
-        if name in _RANGES:
-            low, high, closed = _RANGES[name]
-            inside = low <= value <= high if closed else low < value < high
-            if not inside:
-                bounds = f"[{low}, {high}]" if closed else f"({low}, {high})"
-                raise ValueError(f"solver_options[{name!r}]: expected a value in {bounds}, got {value!r}")
+        if valid is not None:
+            valid.check(f"solver_options[{name!r}]", value)
         return value
     if isinstance(hint, type) and not isinstance(value, hint):
         raise ValueError(f"solver_options[{name!r}]: expected a {hint.__name__}{optional}, got {value!r}")
@@ -241,20 +323,6 @@ def _check_option(name: str, hint: Any, value: Any) -> Any:
 # The env owns the collision pipeline and passes its contacts to ``step``; a solver-owned pipeline changes that
 # contract, so it is not an option. Nor is an external rigid solver: there is none, the pusher would not move.
 _VBD_NOT_OPTIONS = frozenset({"self", "model", "collision_pipeline", "integrate_with_external_rigid_solver"})
-# Lower bounds the solver does not check itself (a value below runs, and silently breaks the physics or raises
-# deep in an allocation): at least one iteration, non-negative buffers and distances.
-_VBD_MINIMUM = {
-    "iterations": 1,
-    "friction_epsilon": 0.0,
-    "particle_self_contact_radius": 0.0,
-    "particle_self_contact_margin": 0.0,
-    "particle_self_contact_gap": 0.0,
-    "particle_rest_shape_contact_exclusion_radius": 0.0,
-    "particle_vertex_contact_buffer_size": 0,
-    "particle_edge_contact_buffer_size": 0,
-    "rigid_body_contact_buffer_size": 0,
-    "rigid_body_particle_contact_buffer_size": 0,
-}
 
 
 @dataclass(kw_only=True)
@@ -263,8 +331,8 @@ class VBDSolverOptions:
     chooses, as its signature says), except ``collision_pipeline`` and ``integrate_with_external_rigid_solver``: the
     env owns the pipeline and SolverVBD integrates the bodies.
 
-    Values are checked against their annotated type and the lower bounds the solver leaves unchecked
-    (``iterations >= 1``, buffer sizes and contact distances >= 0); enums and mappings go to the solver, which
+    Values are checked against their annotated type and their declared range (:meth:`ranges`; e.g.
+    ``iterations >= 1``, buffer sizes and contact distances >= 0); enums and mappings go to the solver, which
     validates them. Field docstrings are one-line summaries; SolverVBD's reference page is authoritative.
     ``tests/test_solver_options.py`` checks the fields and defaults against the installed solver's signature.
     """
@@ -363,10 +431,12 @@ class VBDSolverOptions:
     """Collision-frequency type per collision slot; from Python only."""
 
     def __post_init__(self) -> None:
-        for name, minimum in _VBD_MINIMUM.items():
-            value = getattr(self, name)
-            if value is not None and not value >= minimum:
-                raise ValueError(f"solver_options[{name!r}]: expected a value >= {minimum}, got {value!r}")
+        _check_ranges(self)
+
+    @classmethod
+    def ranges(cls) -> Mapping[str, Range]:
+        """The valid range of each numeric option, with the reason (the solver's reference page)."""
+        return _VBD_RANGES
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
@@ -374,13 +444,12 @@ class VBDSolverOptions:
         return tuple(f.name for f in dataclasses.fields(cls))
 
     def replace(self, overrides: Mapping[str, Any] | None) -> VBDSolverOptions:
-        """A copy with ``overrides`` applied, checked as :meth:`SteelSolverOptions.replace` checks them, and the
-        lower bounds above.
+        """A copy with ``overrides`` applied, checked as :meth:`SteelSolverOptions.replace` checks them.
 
         Raises:
             TypeError: If ``overrides`` is not a mapping.
             ValueError: On an unknown option (the message lists the valid ones and what is not an option) or a
-                value of the wrong type or below its bound.
+                value of the wrong type or outside its range.
         """
         if overrides is None:
             return dataclasses.replace(self)
@@ -393,7 +462,7 @@ class VBDSolverOptions:
                 f"SolverVBD.__init__ except {sorted(_VBD_NOT_OPTIONS - {'self'})}: {list(self.field_names())}"
             )
         hints = typing.get_type_hints(type(self), globalns={"wp": wp, **globals()})
-        checked = {name: _check_option(name, hints[name], value) for name, value in overrides.items()}
+        checked = {name: _check_option(name, hints[name], value, self.ranges()) for name, value in overrides.items()}
         return dataclasses.replace(self, **checked)
 
     def as_kwargs(self) -> dict[str, Any]:

@@ -14,10 +14,12 @@ import inspect
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import warp as wp
+
+from .ranges import COST_WEIGHT, Range, at_least, between, declare, positive
 
 __all__ = [
     "METRIC_AGGREGATES",
@@ -31,6 +33,7 @@ __all__ = [
     "TerminationTerm",
     "check_observation_blocks",
     "check_task_declarations",
+    "config_ranges",
     "make_task_config",
     "observation_layout",
     "observation_table",
@@ -43,7 +46,12 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 @dataclass(kw_only=True)
 class TaskConfig:
-    """Fields every task config has; tasks subclass it with their weights and thresholds."""
+    """Fields every task config has; tasks subclass it with their weights and thresholds, and declare each numeric
+    field's valid range with the reason in ``field_ranges``, checked at construction (:meth:`ranges`).
+
+    Raises:
+        ValueError: On a value outside its declared range, naming the field, the range and why.
+    """
 
     overflow_is_terminal: bool = False
     """End a constraint-overflow episode as a termination (no value bootstrap) instead of a truncation."""
@@ -74,13 +82,31 @@ class TaskConfig:
     action_delay_steps: int = 0
     """Apply the action of this many control steps ago (zeros at an episode's start); 0: none."""
 
+    field_ranges: ClassVar[Mapping[str, Range]] = declare(
+        penetration_limit=positive("a depth [m]; None turns the check off"),
+        obs_clip=at_least(1.0, "the observation bound; below 1 it clips ordinary observations"),
+        randomize_mass_scale=positive("(low, high) scale factors; 0 would remove the mass"),
+        randomize_friction_scale=positive("(low, high) scale factors"),
+        randomize_drive_gain_scale=positive("(low, high) scale factors"),
+        push_interval=at_least(0.0, "a period [s]; 0 turns pushes off"),
+        push_velocity=at_least(0.0, "the bound of a uniform draw [m/s]"),
+        obs_noise_std=at_least(0.0, "a standard deviation, per entry or for all"),
+        action_delay_steps=between(0, 64, "control steps; the delay buffer holds 64", integer=True),
+    )
+    """Valid range of each numeric field, with the reason (:class:`steel_envs.ranges.Range`); a subclass adds its
+    own fields' in its ``field_ranges``, and :meth:`ranges` merges them along the class hierarchy."""
+
+    @classmethod
+    def ranges(cls) -> dict[str, Range]:
+        """The declared ranges of every field of ``cls``, the subclasses' overriding their bases'."""
+        merged: dict[str, Range] = {}
+        for klass in reversed(cls.__mro__):
+            merged.update(vars(klass).get("field_ranges", {}))
+        return merged
+
     def __post_init__(self) -> None:
-        self.require_positive("obs_clip")
-        if not np.float32(self.obs_clip) >= 1.0:
-            raise ValueError(f"obs_clip: expected a number >= 1 (the observation bound), got {self.obs_clip!r}")
-        self.require_nonnegative("push_interval", "push_velocity", "action_delay_steps")
-        if self.penetration_limit is not None:
-            self.require_positive("penetration_limit")
+        for name, valid in self.ranges().items():
+            valid.check(name, getattr(self, name))
         noise = self.obs_noise_std
         values = list(noise) if isinstance(noise, (tuple, list)) else [noise]
         if (
@@ -94,8 +120,6 @@ class TaskConfig:
             or not values
         ):
             raise ValueError(f"obs_noise_std: expected a number >= 0 or a sequence of them, got {noise!r}")
-        if not float(self.action_delay_steps).is_integer() or self.action_delay_steps > 64:
-            raise ValueError(f"action_delay_steps: expected an int in [0, 64], got {self.action_delay_steps!r}")
         for name in ("randomize_mass_scale", "randomize_friction_scale", "randomize_drive_gain_scale"):
             value = getattr(self, name)
             if value is None:
@@ -427,8 +451,8 @@ def check_task_declarations(cls: type) -> None:
     Raises:
         TypeError: On a duplicate reward, termination or metric name, a termination named like a core ``info`` key, a
             metric named like another ``info["episode"]`` key, a reward weight that is not a field of
-            ``cls.config_cls``, or a term function whose signature does not fit its group (the message names the
-            task, the term and what was expected).
+            ``cls.config_cls``, a cost weight declared to take negative values, or a term function whose signature
+            does not fit its group (the message names the task, the term and what was expected).
     """
     owner = cls.__name__
     cls.reward_terms = tuple(t.name for t in cls.rewards)
@@ -452,10 +476,15 @@ def check_task_declarations(cls: type) -> None:
     if len(set(names)) != len(names) or taken & set(names):
         raise TypeError(f"{owner}.metrics: names must be unique and not another key of info['episode'], got {names}")
     fields = {f.name for f in dataclasses.fields(cls.config_cls)}
+    declared = cls.config_cls.ranges()
     for t in cls.rewards:
         if t.weight is not None and t.weight not in fields:
             raise TypeError(
                 f"{owner}.rewards: the weight of {t.name!r}, {t.weight!r}, is not a field of {cls.config_cls.__name__}"
+            )
+        if t.cost and t.weight in declared and declared[t.weight].low < 0.0:
+            raise TypeError(
+                f"{owner}.rewards: the cost weight {t.weight!r} must be declared >= 0, not {declared[t.weight]}"
             )
         _check_value_function(owner, "rewards", t.name, t.func, _FLOAT_TYPES, "float")
     for t in cls.terminations:
@@ -473,7 +502,7 @@ def make_task_config(cls: type, overrides: Mapping[str, Any], env_keywords: str)
     Raises:
         TypeError: On a keyword that is neither a config field nor ``reward_weights`` (the message lists
             ``env_keywords``, the env's own arguments, and the fields), or a non-mapping ``reward_weights``.
-        ValueError: On a value of the wrong type or out of range (the config's ``__post_init__``), an unknown reward
+        ValueError: On a value of the wrong type or out of its range (:func:`config_ranges`), an unknown reward
             term or a weight given twice.
     """
     overrides = dict(overrides)
@@ -490,7 +519,21 @@ def make_task_config(cls: type, overrides: Mapping[str, Any], env_keywords: str)
     for f in dataclasses.fields(cls.config_cls):
         if f.name in overrides:
             _check_config_value(f, overrides[f.name])
-    return cls.config_cls(**overrides)
+    config = cls.config_cls(**overrides)
+    for name, valid in config_ranges(cls).items():  # the config checked its own; these add the cost weights
+        valid.check(name, getattr(config, name))
+    return config
+
+
+def config_ranges(cls: type) -> dict[str, Range]:
+    """The valid range of each config field of env class ``cls``: those its config declares
+    (:meth:`TaskConfig.ranges`), and ``>= 0`` for the weight of each cost term (:attr:`RewardTerm.cost`) that
+    declares none."""
+    ranges = dict(cls.config_cls.ranges())
+    for t in cls.rewards:
+        if t.cost and t.weight is not None:
+            ranges.setdefault(t.weight, COST_WEIGHT)
+    return ranges
 
 
 def _weights_by_term_name(cls: type, weights: Any, overrides: dict[str, Any]) -> None:

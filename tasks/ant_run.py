@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from steel_envs.envs.ant import HINGE_NAMES, AntScene, AntSceneConfig
 from steel_envs.tasks.terms import locomotion
 
+from steel_envs.ranges import COST_WEIGHT, any_value, declare, positive
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
 from steel_envs.train_config import PpoConfig
@@ -39,13 +40,22 @@ class AntRunConfig(AntSceneConfig):
     exclude_current_positions_from_observation: bool = True
     """Leave the torso's x, y out of the observation."""
 
+    field_ranges = declare(
+        forward_reward_weight=any_value("a reward weight; a negative one rewards running backwards"),
+        ctrl_cost_weight=COST_WEIGHT,
+        contact_cost_weight=COST_WEIGHT,
+        healthy_reward=any_value("a reward per step; a negative one rewards ending the episode early"),
+        healthy_z_min=any_value("a height [m]; only min < max is required"),
+        healthy_z_max=any_value("a height [m]; only min < max is required"),
+        contact_force_clip=positive("a clip bound [N, N m]"),
+    )
+
     def __post_init__(self) -> None:
         super().__post_init__()
         if not self.healthy_z_min < self.healthy_z_max:
             raise ValueError(
                 f"healthy_z_min, healthy_z_max: expected min < max, got {self.healthy_z_min}, {self.healthy_z_max}"
             )
-        self.require_positive("contact_force_clip")
 
 
 class AntRunEnv(AntScene):

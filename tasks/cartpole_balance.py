@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from steel_envs.envs.cartpole import CartpoleScene, CartpoleSceneConfig
 from steel_envs.tasks.terms import classic
 
+from steel_envs.ranges import any_value, declare, positive
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
 from steel_envs.train_config import PpoConfig
@@ -25,9 +26,11 @@ class CartpoleBalanceConfig(CartpoleSceneConfig):
     cart_position_limit: float = 2.4
     """Terminate when |x| exceeds this [m]: the cart left the rail."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require_positive("pole_angle_limit", "cart_position_limit")
+    field_ranges = declare(
+        alive_reward=any_value("a reward per step; a negative one rewards ending the episode early"),
+        pole_angle_limit=positive("a termination angle [rad]; 0 ends every episode at once"),
+        cart_position_limit=positive("a termination distance [m]; 0 ends every episode at once"),
+    )
 
 
 class CartpoleBalanceEnv(CartpoleScene):

@@ -9,6 +9,7 @@ import torch
 from steel_envs.envs.cartpole import POLE_HALF_LENGTH, POLE_MASS, CartpoleScene, CartpoleSceneConfig
 from steel_envs.tasks.terms import classic
 
+from steel_envs.ranges import declare, positive
 from steel_envs.registration import register_task
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.spec import ObservationBlock, RewardTerm
@@ -33,9 +34,12 @@ class CartpoleSwingupConfig(CartpoleSceneConfig):
     """Half-length of the rail [m]: the cart's joint is limited to [-limit, limit] (dm_control ``cartpole.xml``:
     ``<joint name="slider" ... range="-1.8 1.8">``)."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require_positive("centered_margin", "control_margin", "velocity_margin", "cart_position_limit")
+    field_ranges = declare(
+        centered_margin=positive("a tolerance margin [m]; the reward divides by it"),
+        control_margin=positive("a tolerance margin; the reward divides by it"),
+        velocity_margin=positive("a tolerance margin [rad/s]; the reward divides by it"),
+        cart_position_limit=positive("the rail's half-length [m]"),
+    )
 
 
 class CartpoleSwingupEnv(CartpoleScene):

@@ -10,6 +10,7 @@ import torch
 import warp as wp
 from steel_envs.envs.cloth import PARTICLE_RADIUS, ClothScene, ClothSceneConfig
 
+from steel_envs.ranges import COST_WEIGHT, at_least, declare, positive
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, term
 from steel_envs.torch_views import to_torch
@@ -34,10 +35,16 @@ class ClothFoldConfig(ClothSceneConfig):
     """Mean mirrored-particle distance [m] below which the fold counts as a success (folded layers rest ~5 mm
     apart, the self-contact distance; ``scripted_policy``'s fold ends at 5.3 mm)."""
 
+    field_ranges = declare(
+        corner_weight=COST_WEIGHT,
+        fold_weight=COST_WEIGHT,
+        flatness_weight=COST_WEIGHT,
+        observation_stride=at_least(1, "a stride in grid rows; it also divides cloth_cells", integer=True),
+        success_distance=positive("a distance [m]; 0 makes success unreachable"),
+    )
+
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.require_nonnegative("corner_weight", "fold_weight", "flatness_weight")
-        self.require_positive("success_distance")
         s = self.observation_stride
         if not float(s).is_integer() or not 1 <= s <= self.cloth_cells or int(self.cloth_cells) % int(s):
             raise ValueError(f"observation_stride: expected an int >= 1 dividing cloth_cells, got {s!r}")

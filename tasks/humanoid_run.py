@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from steel_envs.envs.humanoid import ACTUATED, HumanoidScene, HumanoidSceneConfig
 from steel_envs.tasks.terms import locomotion
 
+from steel_envs.ranges import COST_WEIGHT, any_value, at_least, declare
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
 from steel_envs.train_config import PpoConfig
@@ -35,13 +36,22 @@ class HumanoidRunConfig(HumanoidSceneConfig):
     healthy_z_max: float = 2.0
     """Upper bound of the healthy torso height [m]."""
 
+    field_ranges = declare(
+        forward_reward_weight=any_value("a reward weight; a negative one rewards running backwards"),
+        ctrl_cost_weight=COST_WEIGHT,
+        contact_cost_weight=COST_WEIGHT,  # weighted inside the contact term, not by the core
+        contact_cost_max=at_least(0.0, "the upper clamp of a cost"),
+        healthy_reward=any_value("a reward per step; a negative one rewards ending the episode early"),
+        healthy_z_min=any_value("a height [m]; only min < max is required"),
+        healthy_z_max=any_value("a height [m]; only min < max is required"),
+    )
+
     def __post_init__(self) -> None:
         super().__post_init__()
         if not self.healthy_z_min < self.healthy_z_max:
             raise ValueError(
                 f"healthy_z_min, healthy_z_max: expected min < max, got {self.healthy_z_min}, {self.healthy_z_max}"
             )
-        self.require_nonnegative("contact_cost_max")
 
 
 class HumanoidRunEnv(HumanoidScene):

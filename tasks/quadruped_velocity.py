@@ -18,6 +18,7 @@ from steel_envs.envs.quadruped import (
 )
 from steel_envs.tasks.terms import legged
 
+from steel_envs.ranges import any_value, at_least, declare, positive
 from steel_envs.registration import register_task
 from steel_envs.spec import EpisodeMetric, ObservationBlock, RewardTerm, TerminationTerm
 from steel_envs.train_config import PpoConfig
@@ -56,10 +57,35 @@ class QuadrupedVelocityConfig(QuadrupedSceneConfig):
     max_tilt_cos: float = 0.5
     """Terminate when the base's up axis has a z component below this (tilt above 60 degrees)."""
 
+    field_ranges = declare(
+        command_vx=any_value("a (low, high) velocity range [m/s]; only low <= high is required"),
+        command_vy=any_value("a (low, high) velocity range [m/s]; only low <= high is required"),
+        command_yaw_rate=any_value("a (low, high) yaw rate range [rad/s]; only low <= high is required"),
+        command_resample_time=positive("a period [s]"),
+        tracking_sigma=positive("a kernel width; the tracking rewards divide by it"),
+        # legged_gym and Isaac Lab declare every reward with a signed weight on an unsigned term: negative for a
+        # penalty, positive for a reward. Any sign is meaningful, so none is refused.
+        **dict.fromkeys(
+            (
+                "track_lin_vel_weight",
+                "track_ang_vel_weight",
+                "lin_vel_z_weight",
+                "ang_vel_xy_weight",
+                "torques_weight",
+                "action_rate_weight",
+                "joint_limits_weight",
+                "feet_air_time_weight",
+            ),
+            any_value("a signed reward weight (legged_gym): negative for a penalty"),
+        ),
+        joint_limit_margin=at_least(0.0, "a distance to a limit [rad]"),
+        feet_air_time_target=at_least(0.0, "a duration [s]"),
+        contact_force_threshold=at_least(0.0, "a force magnitude [N]"),
+        max_tilt_cos=any_value("the cosine of the largest tilt; below -1 turns the tilt termination off"),
+    )
+
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.require_positive("command_resample_time", "tracking_sigma")
-        self.require_nonnegative("joint_limit_margin", "feet_air_time_target", "contact_force_threshold")
         for name in ("command_vx", "command_vy", "command_yaw_rate"):
             low, high = getattr(self, name)
             if not low <= high:

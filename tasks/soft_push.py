@@ -12,6 +12,7 @@ from steel_envs.envs.soft import PARTICLE_RADIUS, PUSHER_HALF, SoftScene, SoftSc
 from steel_envs.tasks.terms import goals
 from steel_envs.tasks.terms.goals import PushGoalConfig, draw_goal, goals_on_ground, planar_distance
 
+from steel_envs.ranges import COST_WEIGHT, at_least, between, declare
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm, term
 from steel_envs.torch_views import to_torch
@@ -32,10 +33,13 @@ class SoftPushConfig(SoftSceneConfig, PushGoalConfig):
     strain_threshold: float = 0.1
     """Green-Lagrange strain norm of a tetrahedron above which it is penalized (1)."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require_range("goal_range", 0.0, 0.55)  # the gantry reaches +-0.6 m
-        self.require_nonnegative("reach_weight", "push_weight", "strain_weight", "strain_threshold")
+    field_ranges = declare(
+        goal_range=between(
+            0.0, 0.55, "the half-width of the goal square [m]; the gantry reaches +-0.6 m", low_open=True
+        ),
+        strain_weight=COST_WEIGHT,
+        strain_threshold=at_least(0.0, "a strain norm"),
+    )
 
 
 @wp.func

@@ -207,7 +207,9 @@ def test_max_seconds_alone_lifts_the_iteration_cap_and_the_bar_counts_seconds(tm
     ("argv", "message"),
     [
         (["--env.nope", "1"], "unrecognized option --env.nope"),
-        (["--iterations", "3"], "did you mean --max-iterations"),
+        (["--iterations", "3"], "did you mean --max-iterations or --env.solver-options.iterations"),  # level first
+        (["--baumgarte", "0.1"], "did you mean --env.solver-options.baumgarte"),
+        (["--env.solver-options.iterations", "3", "--num-envs", "abc"], "--num-envs: expected an int, got abc"),
         (["--env.pole-angle-limt", "0.3"], "did you mean --env.pole-angle-limit or"),  # the closest first
         (["--env.pole-angle-limit", "-1"], "pole_angle_limit"),  # validated by the env
         (["--env.solver-options.relaxation", "3"], "relaxation"),

@@ -14,7 +14,7 @@ import types
 import typing
 from typing import Any, Literal
 
-__all__ = ["diagnose", "find_env_id", "given", "option_types"]
+__all__ = ["closest_options", "diagnose", "find_env_id", "given", "option_types"]
 
 
 def find_env_id(argv: list[str]) -> str | None:
@@ -69,7 +69,8 @@ def option_types(instance: Any, prefix: str = "") -> dict[str, Any]:
         value = getattr(instance, f.name)
         name = next((m.name for m in meta if getattr(m, "name", None) is not None), f.name)
         if dataclasses.is_dataclass(value):
-            nested = "" if any(m is tyro.conf.OmitArgPrefixes for m in meta) else prefix + (f"{name}." if name else "")
+            omit = any(m is tyro.conf.OmitArgPrefixes for m in meta)
+            nested = "" if omit else prefix + (f"{_flag(name)}." if name else "")
             options.update(option_types(value, nested))
             continue
         options[f"--{prefix}{_flag(name)}"] = hint
@@ -118,6 +119,23 @@ def _describe(hint: Any) -> str:
     )
 
 
+def closest_options(flag: str, options: Any, n: int = 3) -> list[str]:
+    """Up to ``n`` of ``options`` (``--a.b.name`` flags) that ``flag`` may have meant, closest first: those whose
+    last dotted part contains the given one's (or is contained in it) before the others, then those at the given
+    flag's level (``--iterations``: ``--max-iterations`` before ``--env.solver-options.iterations``), then by
+    similarity of the last parts (difflib's ratio, at least 0.6 unless contained), then of the whole flags."""
+    prefix, _, word = flag[2:].rpartition(".")
+    ranked = []
+    for option in options:
+        option_prefix, _, option_word = option[2:].rpartition(".")
+        contained = len(word) >= 3 and (word in option_word or (len(option_word) >= 3 and option_word in word))
+        similarity = difflib.SequenceMatcher(None, word, option_word).ratio()
+        if contained or similarity >= 0.6:
+            whole = difflib.SequenceMatcher(None, flag, option).ratio()
+            ranked.append(((contained, option_prefix == prefix, similarity, whole), option))
+    return [option for _, option in sorted(ranked, key=lambda r: r[0], reverse=True)[:n]]
+
+
 def diagnose(argv: list[str], default: Any, help_hint: str) -> str:
     """One line saying why tyro refused ``argv`` for the command whose defaults are ``default`` (None: no ID was
     given): the first unknown option with the closest known ones (closest first), or the first value its option's
@@ -131,7 +149,7 @@ def diagnose(argv: list[str], default: Any, help_hint: str) -> str:
         name, _, inline = token.partition("=")
         flag = "--" + _flag(name[2:])
         if flag not in options:
-            close = difflib.get_close_matches(flag, options, n=3, cutoff=0.6)
+            close = closest_options(flag, options)
             hint = f"; did you mean {' or '.join(close)}?" if close else f" (see {help_hint})"
             return f"unrecognized option {name}{hint}"
         values = [inline] if inline else []

@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 
-from steel_envs.policies import load_policy_callable
+from steel_envs.policies import check_trained_on, load_policy_callable
 
 __all__ = ["EpisodeRecord", "EvaluationResult", "PolicySummary", "evaluate", "main"]
 
@@ -310,7 +310,8 @@ def evaluate(
         **env_kwargs: More env keyword arguments (task config fields, ``max_episode_steps``...).
 
     Raises:
-        ValueError: On an unknown sweep parameter, non-positive counts or an unknown policy spec.
+        ValueError: On an unknown sweep parameter, non-positive counts, an unknown policy spec or a policy file
+            trained on another task (before anything runs).
         gymnasium.error.UnregisteredEnv: On an unknown ``env_id`` (naming the closest IDs).
     """
     from tqdm import tqdm
@@ -326,6 +327,8 @@ def evaluate(
         raise ValueError("episodes, num_envs, seeds and policies: expected at least one each")
     cells = _cells(sweep)
     total = len(policies) * len(seeds) * len(cells) * episodes
+    for name in policies:  # another task's policy file: refused before anything runs
+        check_trained_on(name, env_id)
     bar = tqdm(total=total, unit="episode", desc=env_id, disable=not progress, mininterval=0.5)
     records: list[EpisodeRecord] = []
     for name in policies:

@@ -11,13 +11,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
+import logging
 import os
 import warnings
 
 import torch
 
 from steel_envs.cli_common import check_input_file, check_output_file, check_policy_spec, stopped_by_ctrl_c
-from steel_envs.policies import load_policy, load_policy_callable
+from steel_envs.policies import EXPORT_METADATA, export_metadata, load_policy, load_policy_callable
+from steel_envs.runtime import verbose as runtime_verbose
 
 __all__ = ["export", "main_export", "main_play", "play"]
 
@@ -97,11 +100,16 @@ def play(
     }
 
 
-def export(checkpoint: str, *, format: str = "onnx", out: str | None = None) -> str:
+def export(checkpoint: str, *, format: str = "onnx", out: str | None = None, verbose: bool | None = None) -> str:
     """Export the deterministic policy of ``checkpoint`` as ONNX (input ``obs`` (batch, obs_dim), output
     ``actions`` (batch, act_dim), any batch size) or TorchScript; return the written path (default: next to
     the checkpoint, ``policy.onnx`` / ``policy.pt``). Observation normalization is part of the exported model.
     The ONNX file is self-contained (weights inside, no ``.onnx.data`` beside it): copy that one file.
+
+    The file records its task (ID, observation and action sizes; :func:`steel_envs.policies.export_metadata`: the
+    ONNX model's ``metadata_props`` ``steel_envs.*``, TorchScript's extra file
+    :data:`~steel_envs.policies.EXPORT_METADATA`), which every command that plays it checks. The exporters' own
+    messages show only with ``verbose`` (None: ``steel-envs --verbose``).
 
     Raises:
         ValueError: On a format other than ``onnx`` or ``torchscript``.
@@ -109,19 +117,19 @@ def export(checkpoint: str, *, format: str = "onnx", out: str | None = None) -> 
     if format not in ("onnx", "torchscript"):
         raise ValueError(f"format: expected 'onnx' or 'torchscript', got {format!r}")
     loaded, env = load_policy(checkpoint)
+    # Recorded in the file, so that a command given it for another task refuses it in one line.
+    metadata = export_metadata(loaded.env_id, env.single_observation_space.shape[-1], env.action_dim)
     env.close()
     if out is None:
         out = os.path.join(
             os.path.dirname(os.path.abspath(checkpoint)), "policy.onnx" if format == "onnx" else "policy.pt"
         )
-    folder, name = os.path.split(os.path.abspath(out))
-    os.makedirs(folder, exist_ok=True)
-    # The exporters' progress lines and the deprecation notices of the libraries they import are not the user's.
-    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        warnings.simplefilter("ignore", FutureWarning)
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with _quiet_exporters(verbose):
         if format == "torchscript":
-            loaded.runner.export_policy_to_jit(folder, name)
+            # rsl_rl's export_policy_to_jit, with the task recorded as an extra file.
+            module = torch.jit.script(loaded.runner.alg.get_policy().as_jit().to("cpu"))
+            module.save(out, _extra_files={EXPORT_METADATA: json.dumps(metadata)})
             return out
         # rsl_rl's own ONNX export fixes the batch size to 1; the same module, exported with a dynamic batch.
         module = loaded.runner.alg.get_policy().as_onnx(verbose=False).to("cpu").eval()
@@ -135,7 +143,35 @@ def export(checkpoint: str, *, format: str = "onnx", out: str | None = None) -> 
             opset_version=18,
             external_data=False,  # one file: a small MLP's weights fit in the protobuf
         )
+    import onnx  # the exporter's own dependency
+
+    model = onnx.load(out)
+    for key, value in metadata.items():
+        model.metadata_props.add(key=f"steel_envs.{key}", value=value)
+    onnx.save(model, out)
     return out
+
+
+@contextlib.contextmanager
+def _quiet_exporters(verbose: bool | None):
+    """Unless ``verbose`` (None: the command line's ``--verbose``, :func:`steel_envs.runtime.verbose`), keep the
+    exporters' progress lines, the deprecation notices of the libraries they import and torch.onnx's log lines
+    (e.g. "torchvision is not installed") out of the output: they are not the user's to act on."""
+    if verbose is None:
+        verbose = runtime_verbose()
+    if verbose:
+        yield
+        return
+    onnx_log = logging.getLogger("torch.onnx")
+    level = onnx_log.level
+    onnx_log.setLevel(logging.ERROR)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", FutureWarning)
+            yield
+    finally:
+        onnx_log.setLevel(level)
 
 
 def main_play(argv: list[str] | None = None) -> int:

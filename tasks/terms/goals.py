@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import warp as wp
 
+from steel_envs.ranges import COST_WEIGHT, at_least, declare, positive
 from steel_envs.spec import TaskConfig, term
 
 __all__ = [
@@ -65,9 +66,16 @@ class PushGoalConfig(TaskConfig):
     success_radius: float = 0.05
     """Distance [m] of the object's centre to the goal that counts as success."""
 
+    field_ranges = declare(
+        goal_range=positive("the half-width of the goal square [m]"),
+        reach_weight=COST_WEIGHT,
+        push_weight=COST_WEIGHT,
+        success_bonus=at_least(0.0, "a bonus; a negative one punishes reaching the goal"),
+        success_radius=positive("a distance [m]; 0 makes success unreachable"),
+    )
+
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.require_positive("goal_range", "success_radius")
         if not 3.0 * self.success_radius < self.goal_range:
             raise ValueError(
                 f"success_radius: expected below goal_range / 3 = {self.goal_range / 3.0!r} (goals start 3 success "
