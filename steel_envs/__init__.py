@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .core import NewtonVectorEnv
     from .protocol import VectorEnvProtocol
     from .sharded import ShardedVectorEnv
+    from .sharding import ShardError
     from .single_env import SteelSingleEnv
     from .solver_options import SteelSolverOptions, VBDSolverOptions
     from .spec import EpisodeMetric, InitialStateSpec, ObservationBlock, RewardTerm, TaskConfig, TerminationTerm
@@ -38,6 +39,7 @@ __all__ = [
     "ObservationBlock",
     "PpoConfig",
     "RewardTerm",
+    "ShardError",
     "ShardedVectorEnv",
     "SteelSingleEnv",
     "SteelSolverOptions",
@@ -66,6 +68,7 @@ _LAZY = {
     "NewtonVectorEnv": "core",
     "PpoConfig": "train_config",
     "ShardedVectorEnv": "sharded",
+    "ShardError": "sharding",
     "SteelSingleEnv": "single_env",
     "SteelSolverOptions": "solver_options",
     "VBDSolverOptions": "solver_options",

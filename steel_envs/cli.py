@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from steel_envs.cli_common import check_output_file, check_policy_spec, stopped_by_ctrl_c
 from steel_envs.runtime import init_warp
-from steel_envs.sharding import shards_arg
+from steel_envs.sharding import WORKER_TIMEOUT_ARG, ShardError, shards_arg
 
 __all__ = ["RolloutInterrupted", "main", "record", "rollout"]
 
@@ -24,6 +24,7 @@ def rollout(
     seed: int = 0,
     progress: bool = True,
     num_shards: int | str = 1,
+    worker_timeout: float = 600.0,
 ) -> dict[str, float]:
     """Run a random or zero policy on every world and measure throughput and episode statistics.
 
@@ -37,6 +38,7 @@ def rollout(
         progress: Show a tqdm progress bar with the live mean return.
         num_shards: CPU processes the worlds are split over (:class:`steel_envs.ShardedVectorEnv`), or ``"auto"``
             (:func:`steel_envs.sharding.resolve_shards`).
+        worker_timeout: With shards, the longest wait for a worker's answer [s] (:class:`steel_envs.ShardedVectorEnv`).
 
     Returns:
         ``env_steps_per_s`` (world-steps per second, the first step excluded as warm-up),
@@ -56,7 +58,13 @@ def rollout(
         raise ValueError(f"steps: expected an int >= 2, got {steps}")
 
     env = make_vec(
-        env_id, num_envs=num_envs, device=device, seed=seed, num_shards=num_shards, **throughput_kwargs(device)
+        env_id,
+        num_envs=num_envs,
+        device=device,
+        seed=seed,
+        num_shards=num_shards,
+        worker_timeout=worker_timeout,
+        **throughput_kwargs(device),
     )
     try:  # closed on Ctrl-C too, so that shard workers end with the command
         env.reset(seed=seed)
@@ -212,6 +220,7 @@ def _parser() -> argparse.ArgumentParser:
         default="auto",
         help="CPU processes to split the worlds over, or 'auto': one per core with enough worlds each (default auto)",
     )
+    p.add_argument("--worker-timeout", **WORKER_TIMEOUT_ARG)
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     r = sub.add_parser("record", help="record a video of a policy (rgb_array rendering)")
     r.add_argument("env_id", help="environment ID, e.g. steel_envs/AntRun-v0")
@@ -385,6 +394,7 @@ def _run_rollout(args: argparse.Namespace) -> int:
             seed=args.seed,
             progress=not args.no_progress,
             num_shards=args.shards,
+            worker_timeout=args.worker_timeout,
         )
     except ValueError as e:
         print(f"steel-envs: {e}", file=sys.stderr)
@@ -419,6 +429,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _dispatch(argv)
     except KeyboardInterrupt:
         return stopped_by_ctrl_c(next((a for a in argv if not a.startswith("-")), "command"))
+    except ShardError as e:  # a worker process died or hung: what the error names is the whole story
+        print(f"steel-envs {next((a for a in argv if not a.startswith('-')), 'command')}: {e}", file=sys.stderr)
+        return 1
 
 
 def _dispatch(argv: list[str]) -> int:

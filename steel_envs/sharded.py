@@ -10,8 +10,15 @@ trajectories are bitwise equal to the unsharded env's.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
+import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Sequence
+from multiprocessing.connection import wait
 from typing import Any
 
 import gymnasium as gym
@@ -20,10 +27,39 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 from .arguments import check_actions, check_episode_lengths, check_reset_options, check_world_factors
+from .sharding import REPORT_ENV, ShardError, refuse_in_a_spawning_worker
 
 __all__ = ["ShardedVectorEnv"]
 
 _FLAGS = ("constraint_overflow", "nonfinite_state", "nonfinite_action", "penetration")
+# Where a worker that fails while it imports the main script (before it can use its pipe) writes why.
+_REPORT_ENV = "STEEL_ENVS_SHARD_REPORT"
+_NO_MAIN_GUARD = (
+    "a ShardedVectorEnv was created while a worker process imported the main script: worker processes are spawned "
+    'and import it again, so the code that builds the env must run under `if __name__ == "__main__":`'
+)
+
+
+def _describe(e: BaseException) -> str:
+    """``Type: message`` of ``e`` with the place it was raised (the innermost frame of its traceback)."""
+    import traceback
+
+    frames = traceback.extract_tb(e.__traceback__)
+    where = f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno})" if frames else ""
+    return f"{type(e).__name__}: {e}{where}"
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """End this worker within a second of its parent's death, even a SIGKILL's, however busy the worker is: a
+    thread polls the parent pid (an orphan is adopted by another process). The pipe's end-of-file also ends an idle
+    worker, but a worker inside a long step or an import reads no pipe."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="steel-envs-parent-watch", daemon=True).start()
 
 
 class _Shard:
@@ -94,13 +130,15 @@ class _Shard:
         return "ok", None
 
 
-def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str, torch.Tensor], conn) -> None:
-    """Own one shard's env; answer ``step`` / ``reset`` / ``close`` commands over ``conn``."""
-    import signal
-
+def _worker(
+    env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str, torch.Tensor], conn, parent_pid: int
+) -> None:
+    """Own one shard's env; answer ``step`` / ``reset`` / ``close`` commands over ``conn``. An exception ends the
+    worker (its env's state is then unknown) after it sent the parent ``("fatal", description)``."""
     from .registration import task_class
     from .runtime import init_warp
 
+    _exit_with_parent(parent_pid)
     # Ctrl-C in a terminal reaches the whole process group: the parent decides (and closes the shards), so a worker
     # never dies mid-step with a traceback of its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -123,33 +161,44 @@ def _worker(env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str
             env.close()
             return
         try:
-            conn.send(shard.answer(command, arg))
+            reply = shard.answer(command, arg)
         except Exception as e:
-            conn.send(("error", f"{type(e).__name__}: {e}"))
-            continue
+            conn.send(("fatal", _describe(e)))
+            _exit(1)
+        conn.send(reply)
         if command == "close":
-            return
+            _exit(0)
 
 
-def _start_ignoring_sigint(proc: Any) -> None:
+def _exit(code: int) -> None:
+    """End the worker now, skipping the interpreter's teardown (seconds with torch and Warp loaded): its env is
+    closed or broken, and the shared tensors are the parent's."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _start_ignoring_sigint(proc: Any, report: str) -> None:
     """Start ``proc`` with SIGINT ignored from its first instruction (a spawned process inherits the ignored signal,
     and Python then installs no KeyboardInterrupt handler), so that Ctrl-C while a worker still imports torch prints
-    no traceback from it. The parent ignores SIGINT only while it forks."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
-        proc.start()
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    no traceback from it. The parent ignores SIGINT only while it forks. The worker's environment names ``report``,
+    the file it writes when it fails before it reads its pipe."""
+    os.environ[REPORT_ENV] = report
     try:
-        proc.start()
+        if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+            proc.start()
+            return
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            proc.start()
+        finally:
+            signal.signal(signal.SIGINT, previous)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        del os.environ[REPORT_ENV]
 
 
-def _check_counts(num_envs: Any, num_shards: Any, kwargs: dict[str, Any]) -> None:
-    """Raise ValueError on a bad count, a device other than the CPU or a non-state observation mode."""
+def _check_counts(num_envs: Any, num_shards: Any, worker_timeout: Any, kwargs: dict[str, Any]) -> None:
+    """Raise ValueError on a bad count or timeout, a device other than the CPU or a non-state observation mode."""
     if kwargs.pop("device", "cpu") not in ("cpu", None):
         raise ValueError("device: a ShardedVectorEnv runs on the CPU")
     if kwargs.get("obs_mode", "state") != "state":
@@ -158,6 +207,9 @@ def _check_counts(num_envs: Any, num_shards: Any, kwargs: dict[str, Any]) -> Non
         raise ValueError(f"num_shards: expected an int >= 1, got {num_shards!r}")
     if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < num_shards:
         raise ValueError(f"num_envs: expected an int >= num_shards={num_shards}, got {num_envs!r}")
+    bad = isinstance(worker_timeout, bool) or not isinstance(worker_timeout, (int, float))
+    if bad or not 0 < worker_timeout < float("inf"):
+        raise ValueError(f"worker_timeout: expected a finite number of seconds > 0, got {worker_timeout!r}")
 
 
 class ShardedVectorEnv(gym.vector.VectorEnv):
@@ -168,22 +220,43 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
     ``config``, ``solver_options``, ``spec`` and the observation layout are those of every shard's env (read from a
     one-world probe built in the parent).
 
+    Workers are spawned processes: a script that builds a sharded env must do it under
+    ``if __name__ == "__main__":``. A worker that dies, fails or stops answering for ``worker_timeout`` seconds
+    makes the call raise :class:`~steel_envs.ShardError`, and the other workers are shut down; workers end with
+    their parent, even when it is killed with SIGKILL.
+
     Args:
         env_id: A registered ID.
         num_envs: Total worlds, >= ``num_shards``.
         num_shards: Worker processes; one per core is the useful maximum.
         seed: Seed of the first reset.
+        worker_timeout: Longest wait for a worker's answer [s], its start (imports, kernel compilation) included.
         **kwargs: Keyword arguments of the env (``autoreset_mode``, ``max_episode_steps``, ``solver_options``,
             ``nonfinite_actions``, task config fields); ``device`` must be ``"cpu"`` or absent.
 
     Raises:
-        ValueError: On bad counts or a non-CPU device; a worker's construction error is re-raised here.
+        ValueError: On bad counts or timeout, or a non-CPU device; a worker's construction error is re-raised here.
+        RuntimeError: When built by a worker importing a main script without a ``__main__`` guard.
+        ShardError: From any call, when a worker died, failed or did not answer in time.
     """
 
-    def __init__(self, env_id: str, num_envs: int, num_shards: int, *, seed: int | None = None, **kwargs: Any):
+    def __init__(
+        self,
+        env_id: str,
+        num_envs: int,
+        num_shards: int,
+        *,
+        seed: int | None = None,
+        worker_timeout: float = 600.0,
+        **kwargs: Any,
+    ):
+        import tempfile
+
         from .registration import task_class
 
-        _check_counts(num_envs, num_shards, kwargs)
+        self._conns, self._procs, self._reports = [], [], None
+        refuse_in_a_spawning_worker()
+        _check_counts(num_envs, num_shards, worker_timeout, kwargs)
         render_num_worlds = kwargs.get("render_num_worlds", 1)
         # The probe has one world: it checks every other argument; render_num_worlds is checked against shard 0.
         probe_kwargs = {k: v for k, v in kwargs.items() if k != "render_num_worlds"}
@@ -193,29 +266,31 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
             seed = int(np.random.SeedSequence().entropy % 2**63)
         self.num_envs = num_envs
         self.num_shards = num_shards
+        self.worker_timeout = float(worker_timeout)
         self._copy_probe(probe)
         task_info = {key: view.dtype for key, view in probe.task_info.items()}
         self._shared = self._allocate(probe, task_info)
         probe.close()
-        bounds = np.linspace(0, num_envs, num_shards + 1).astype(int)
+        self._bounds = np.linspace(0, num_envs, num_shards + 1).astype(int)
         bad = isinstance(render_num_worlds, bool) or not isinstance(render_num_worlds, int)
-        if bad or not 1 <= render_num_worlds <= bounds[1]:
+        if bad or not 1 <= render_num_worlds <= self._bounds[1]:
             raise ValueError(
-                f"render_num_worlds: expected an int in [1, {bounds[1]}] (the worlds of the first shard, which "
+                f"render_num_worlds: expected an int in [1, {self._bounds[1]}] (the worlds of the first shard, which "
                 f"renders), got {render_num_worlds!r}"
             )
         context = mp.get_context("spawn")
-        self._conns, self._procs = [], []
+        self._reports = tempfile.TemporaryDirectory(prefix="steel-envs-shards-")
+        self.closed = False
         for k in range(num_shards):
             parent, child = context.Pipe()
-            offset, count = int(bounds[k]), int(bounds[k + 1] - bounds[k])
-            worker_args = (env_id, {**kwargs, "seed": seed}, offset, count, self._shared, child)
+            offset, count = int(self._bounds[k]), int(self._bounds[k + 1] - self._bounds[k])
+            worker_args = (env_id, {**kwargs, "seed": seed}, offset, count, self._shared, child, os.getpid())
             proc = context.Process(target=_worker, args=worker_args, daemon=True)
-            _start_ignoring_sigint(proc)
+            _start_ignoring_sigint(proc, os.path.join(self._reports.name, str(k)))
+            child.close()  # the worker holds the other end alone: its death is an end-of-file here
             self._conns.append(parent)
             self._procs.append(proc)
-        self.closed = False
-        self._gather()
+        self._gather("start")
         self._info_views = self._views(task_info)
         self.reset(seed=seed)
 
@@ -299,22 +374,77 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
             **{key: sh[f"task_{key}"] for key in task_info},
         }
 
-    def _gather(self) -> None:
-        errors = []
-        for k, conn in enumerate(self._conns):
-            status, message = conn.recv()
-            if status == "error":
-                errors.append(f"shard {k}: {message}")
+    def _gather(self, command: str) -> list[Any]:
+        """Every worker's answer to ``command``, in shard order.
+
+        Raises:
+            ShardError: When a worker died, reported a fatal exception or did not answer within ``worker_timeout``
+                (the env is then closed).
+            RuntimeError: When a worker failed to build its env (the message of each that did).
+        """
+        replies: list[Any] = [None] * self.num_shards
+        pending = set(range(self.num_shards))
+        deadline = time.monotonic() + self.worker_timeout
+        while pending:
+            waiting = [self._conns[k] for k in pending] + [self._procs[k].sentinel for k in pending]
+            ready = wait(waiting, timeout=max(0.0, deadline - time.monotonic()))
+            if not ready:
+                k = min(pending)
+                self._fail(k, f"did not answer {command!r} within worker_timeout={self.worker_timeout:g} s (killed)")
+            for k in sorted(pending):
+                conn = self._conns[k]
+                if conn in ready or conn.poll():  # its answer first: a failing worker sends why, then exits
+                    try:
+                        replies[k] = conn.recv()
+                    except (EOFError, OSError):
+                        self._fail(k, self._death(k, command))
+                    pending.discard(k)
+                    if replies[k][0] == "fatal":
+                        self._fail(k, self._death(k, command, replies[k][1]))
+                elif self._procs[k].sentinel in ready:
+                    self._fail(k, self._death(k, command))
+        errors = [f"shard {k}: {message}" for k, (status, message) in enumerate(replies) if status == "error"]
         if errors:
             self.close()
             raise RuntimeError("; ".join(errors))
+        return replies
 
-    def _send(self, command: str, arg: Any = None) -> None:
+    def _death(self, k: int, command: str, exception: str | None = None) -> str:
+        """How worker ``k`` ended while answering ``command``: its exit code or signal and its last exception."""
+        proc = self._procs[k]
+        proc.join(timeout=5)  # a worker that sent its exception is exiting
+        code = proc.exitcode
+        if code is None:
+            how = "stopped answering"
+        elif code < 0:
+            how = f"was killed by signal {signal.Signals(-code).name}"
+        else:
+            how = f"exited with code {code}"
+        if exception is None:
+            with contextlib.suppress(OSError), open(os.path.join(self._reports.name, str(k))) as f:
+                exception = f.read()
+        last = f"its last exception: {exception}" if exception else "it reported no exception"
+        return f"{how} during {command!r}; {last}"
+
+    def _fail(self, k: int, what: str) -> None:
+        """Shut every worker down and raise :class:`~steel_envs.ShardError` about shard ``k``."""
+        pid = self._procs[k].pid
+        first, last = int(self._bounds[k]), int(self._bounds[k + 1]) - 1
+        self._shut_down(kill=True)
+        raise ShardError(
+            f"shard {k} of {self.num_shards} (pid {pid}, worlds {first}-{last}) {what}; the other shards were shut "
+            "down and the env is closed"
+        ) from None
+
+    def _send(self, command: str, arg: Any = None) -> list[Any]:
         if self.closed:
             raise RuntimeError("ShardedVectorEnv is closed")
         for conn in self._conns:
-            conn.send((command, arg))
-        self._gather()
+            try:
+                conn.send((command, arg))
+            except (BrokenPipeError, OSError):  # the worker is gone: _gather says how
+                break
+        return self._gather(command)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Reset all worlds or ``options["reset_mask"]``; see :meth:`steel_envs.NewtonVectorEnv.reset`."""
@@ -394,25 +524,32 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         without ``render_mode``. See :meth:`steel_envs.NewtonVectorEnv.render`."""
         if self.render_mode is None:
             return None
-        if self.closed:
-            raise RuntimeError("ShardedVectorEnv is closed")
-        for conn in self._conns:
-            conn.send(("render", None))
-        replies = [conn.recv() for conn in self._conns]  # every reply read, so the pipes stay in step
-        errors = [f"shard {k}: {payload}" for k, (status, payload) in enumerate(replies) if status == "error"]
-        if errors:
-            raise RuntimeError("; ".join(errors))
+        replies = self._send("render")
         return replies[0][1]
 
     def close_extras(self, **kwargs: Any) -> None:
         """Stop the worker processes."""
-        for conn in self._conns:
-            try:
+        self._shut_down(kill=False)
+
+    def _shut_down(self, kill: bool) -> None:
+        """Ask every live worker to close, or with ``kill`` end them at once (SIGKILL: a stopped or stuck process
+        ignores SIGTERM); end those still running after a grace time."""
+        self.closed = True
+        for conn, proc in zip(self._conns, self._procs, strict=True):
+            if kill:
+                if proc.is_alive():
+                    proc.kill()
+                continue
+            with contextlib.suppress(BrokenPipeError, EOFError, OSError):
                 conn.send(("close", None))
-                conn.recv()
-            except (BrokenPipeError, EOFError, OSError):
-                pass
+                if conn.poll(10):
+                    conn.recv()
         for proc in self._procs:
             proc.join(timeout=10)
             if proc.is_alive():
-                proc.terminate()
+                proc.kill()
+                proc.join(timeout=5)
+        for conn in self._conns:
+            conn.close()
+        if self._reports is not None:
+            self._reports.cleanup()

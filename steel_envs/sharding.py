@@ -11,10 +11,33 @@ process per available core (``os.sched_getaffinity``) but never fewer worlds per
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from typing import Any
 
-__all__ = ["available_cores", "resolve_shards", "shards_arg"]
+__all__ = [
+    "REPORT_ENV",
+    "WORKER_TIMEOUT_ARG",
+    "ShardError",
+    "available_cores",
+    "refuse_in_a_spawning_worker",
+    "resolve_shards",
+    "shards_arg",
+    "worker_timeout_arg",
+]
+
+# Where a shard worker that fails while it imports the main script (before it can use its pipe) writes why.
+REPORT_ENV = "STEEL_ENVS_SHARD_REPORT"
+_NO_MAIN_GUARD = (
+    "a ShardedVectorEnv was created while a worker process imported the main script: worker processes are spawned "
+    'and import it again, so the code that builds the env must run under `if __name__ == "__main__":`'
+)
+
+
+class ShardError(RuntimeError):
+    """A worker process of a :class:`~steel_envs.ShardedVectorEnv` died, stopped answering or failed: the message
+    names the shard, its pid, its exit code or signal and the worker's last exception. The other workers are shut
+    down and the env is closed. Defined here, light, so that the command line can catch it without torch."""
 
 
 def available_cores() -> int:
@@ -91,3 +114,42 @@ def shards_arg(value: str) -> int | str:
     if shards < 1:
         raise argparse.ArgumentTypeError(f"expected 'auto' or an int >= 1, got {value!r}")
     return shards
+
+
+def worker_timeout_arg(value: str) -> float:
+    """The argparse type of ``--worker-timeout``: a finite number of seconds > 0.
+
+    Raises:
+        argparse.ArgumentTypeError: Otherwise (argparse prints it in one line and exits 2).
+    """
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {value!r}")
+    return seconds
+
+
+WORKER_TIMEOUT_ARG: dict[str, Any] = {
+    "type": worker_timeout_arg,
+    "default": 600.0,
+    "metavar": "SECONDS",
+    "help": "with shards: the longest wait for a worker process's answer, its start included, before the command "
+    "stops with an error naming it (default 600)",
+}
+"""The keywords of ``add_argument("--worker-timeout", ...)`` of every command with ``--shards``."""
+
+
+def refuse_in_a_spawning_worker() -> None:
+    """Raise RuntimeError (and write why to the parent's report file) when called while this process is a spawned
+    worker importing the main script: a script without a ``__main__`` guard, which would start workers forever."""
+    import multiprocessing as mp
+
+    if not getattr(mp.current_process(), "_inheriting", False):
+        return
+    report = os.environ.get(REPORT_ENV)
+    if report:
+        with open(report, "w") as f:
+            f.write(_NO_MAIN_GUARD)
+    raise RuntimeError(_NO_MAIN_GUARD)

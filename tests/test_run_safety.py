@@ -13,10 +13,11 @@ import subprocess
 import sys
 import time
 import types
+from pathlib import Path
 
 import pytest
 import torch
-from conftest import CARTPOLE
+from conftest import CARTPOLE, alive, child_pids
 
 pytest.importorskip("rsl_rl")
 
@@ -126,28 +127,6 @@ def test_a_resumed_run_records_the_learning_rate_it_runs_with(tmp_path):
         run("d", "--resume", first, "--init-noise-std", "0.3")
 
 
-def _children(pid: int) -> list[int]:
-    """The live (not zombie) processes whose parent is ``pid``, read from /proc."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                state, ppid = f.read().rsplit(")", 1)[1].split()[:2]
-        except (OSError, ValueError):  # not a process, or one that ended meanwhile
-            continue
-        if int(ppid) == pid and state != "Z":
-            found.append(int(entry))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from /proc")
 def test_ctrl_c_during_a_sharded_rollout_prints_the_figures_so_far_and_exits_130():
     """SIGINT to the process group of ``rollout --shards 2`` while it steps: the figures of the steps done (episodes,
@@ -164,7 +143,7 @@ def test_ctrl_c_during_a_sharded_rollout_prints_the_figures_so_far_and_exits_130
             if not chunk:
                 break
             err += chunk
-    workers = _children(proc.pid)
+    workers = child_pids(proc.pid)
     os.killpg(proc.pid, signal.SIGINT)
     out, rest = proc.communicate(timeout=120)
     err = (err + rest).decode()
@@ -180,9 +159,9 @@ def test_ctrl_c_during_a_sharded_rollout_prints_the_figures_so_far_and_exits_130
         assert noise not in err, err
     assert len(workers) >= 2  # the two shards (and multiprocessing's resource tracker)
     deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not [pid for pid in workers if _alive(pid)]
+    assert not [pid for pid in workers if alive(pid)]
 
 
 _CTRL_C_ARGV = {
@@ -224,3 +203,47 @@ def test_ctrl_c_in_every_command_prints_one_line_and_exits_130(command, tmp_path
     assert err.splitlines()[-1] == f"steel-envs {command}: stopped by Ctrl-C; nothing saved"
     assert "Traceback" not in err
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def _logged_iterations(run_dir: str) -> list[int]:
+    """The iterations of the run's TensorBoard scalar ``Loss/value`` (one per PPO iteration)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(run_dir)
+    events.Reload()
+    return [event.step for event in events.Scalars("Loss/value")]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from /proc")
+def test_a_shard_killed_during_training_stops_the_run_in_one_line_and_resume_continues_it(tmp_path):
+    """SIGKILL to a worker of ``train --shards 2`` (a checkpoint every iteration): the run stops, exit 1, with one line
+    naming the shard, the signal and the checkpoint to resume from, the other worker ended; ``--resume`` from it
+    continues the iteration count and the logged figures where the checkpoint left them: only the iterations after it
+    are lost."""
+    argv = [sys.executable, "-m", "steel_envs.cli", "train", CARTPOLE, *TINY[:-2], "--shards", "2"]
+    argv += ["--save-interval", "1", "--max-seconds", "300", "--log-dir", str(tmp_path / "killed")]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not glob.glob(str(tmp_path / "killed" / "*" / "*" / "model_2.pt")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    workers = [pid for pid in child_pids(proc.pid) if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert len(workers) == 2  # not multiprocessing's resource tracker
+    os.kill(workers[0], signal.SIGKILL)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, out + err
+    assert not alive(workers[1])  # the other worker was shut down
+    (line,) = err.strip().splitlines()
+    match = re.fullmatch(
+        r"steel-envs train: shard [01] of 2 \(pid \d+, worlds \d-\d\) was killed by signal SIGKILL during 'step'; it "
+        r"reported no exception; the other shards were shut down and the env is closed; the run continues from its "
+        r"last checkpoint with --resume (\S+model_(\d+)\.pt)",
+        line,
+    )
+    assert match, line
+    checkpoint, last = match.group(1), int(match.group(2))
+    killed_run = os.path.dirname(checkpoint)
+    logged = _logged_iterations(killed_run)
+    assert logged[: last + 1] == list(range(last + 1))  # the figures up to the checkpoint were kept
+    resumed = train(parse_args([CARTPOLE, *TINY, "--log-dir", str(tmp_path / "resumed"), "--resume", checkpoint]))
+    assert resumed.iterations == last + 2  # the checkpoint's iterations (0..last) and one more
+    assert _logged_iterations(resumed.run_dir) == [last + 1]

@@ -432,7 +432,7 @@ def plot(result: EvaluationResult, prefix: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """``steel-envs evaluate <Id> --policy P [--policy Q] --episodes K --num-envs N --seeds 0,1 --sweep p=a,b``."""
-    from steel_envs.sharding import resolve_shards, shards_arg
+    from steel_envs.sharding import WORKER_TIMEOUT_ARG, resolve_shards, shards_arg
 
     p = argparse.ArgumentParser(
         prog="steel-envs evaluate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -456,6 +456,7 @@ def main(argv: list[str] | None = None) -> int:
         default="auto",
         help="CPU processes to split the worlds over, or 'auto': one per core with enough worlds each (default auto)",
     )
+    p.add_argument("--worker-timeout", **WORKER_TIMEOUT_ARG)
     p.add_argument(
         "--out",
         default=None,
@@ -495,6 +496,7 @@ def main(argv: list[str] | None = None) -> int:
             device=a.device,
             progress=not a.no_progress,
             num_shards=shards,
+            worker_timeout=a.worker_timeout,
         )
     except ValueError as e:
         print(f"steel-envs evaluate: {e}", file=sys.stderr)

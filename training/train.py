@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import glob
 import io
 import json
 import os
+import re
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -181,6 +184,7 @@ def train(args: TrainArgs) -> TrainResult:
                 device=device,
                 seed=seed,
                 num_shards=p.settings["shards"],
+                worker_timeout=args.worker_timeout,
                 **throughput_kwargs(device),
                 **args.env,
             )
@@ -266,7 +270,7 @@ class _Run:
             if rank == 0:  # after the resume: the arguments record what runs
                 self._write_args()
             # Every limit stops the run by StopTraining before a step, so the writer is still open below.
-            with contextlib.suppress(StopTraining), stopped_by_signals(self._stop):
+            with contextlib.suppress(StopTraining), stopped_by_signals(self._stop), self._on_lost_worker(runner):
                 runner.learn(num_learning_iterations=10**9, init_at_random_ep_len=p.ppo.init_at_random_ep_len)
         seconds = time.perf_counter() - self.start
         self.bar.close()
@@ -296,6 +300,26 @@ class _Run:
             solver_options=dict(self.env.solver_options.as_kwargs()),
             stop_signal=self.stop_signal,
         )
+
+    @contextlib.contextmanager
+    def _on_lost_worker(self, runner) -> Iterator[None]:
+        """On a :class:`~steel_envs.ShardError` (a shard worker died or hung), keep the logged figures (the writer is
+        flushed) and raise it again naming the last checkpoint to ``--resume`` from: the steps since it are lost."""
+        from steel_envs.sharding import ShardError
+
+        try:
+            yield
+        except ShardError as e:
+            self.bar.close()
+            writer = runner.logger.writer
+            if writer is not None:
+                writer.flush()
+            saved = glob.glob(os.path.join(self.run_dir, "model_*.pt"))
+            numbered = [path for path in saved if re.fullmatch(r"model_\d+\.pt", os.path.basename(path))]
+            if not numbered:
+                raise ShardError(f"{e}; no checkpoint was saved yet") from None
+            last = max(numbered, key=lambda path: int(os.path.basename(path)[6:-3]))
+            raise ShardError(f"{e}; the run continues from its last checkpoint with --resume {last}") from None
 
     def _resume(self, runner) -> int:
         """Load the checkpoint into ``runner``; return the iterations it had done."""
@@ -353,11 +377,15 @@ if __name__ == "__main__":  # torchrun -m steel_envs.training.train: the same on
     import gymnasium as gym
 
     from steel_envs.cli_common import stopped_by_ctrl_c
+    from steel_envs.sharding import ShardError
 
     try:
         raise SystemExit(main())
     except (gym.error.Error, FileNotFoundError, ValueError) as e:
         print(f"steel-envs train: {e}", file=sys.stderr)
         raise SystemExit(2) from None
+    except ShardError as e:  # a shard worker died or hung
+        print(f"steel-envs train: {e}", file=sys.stderr)
+        raise SystemExit(1) from None
     except KeyboardInterrupt:  # before or after the training loop, which handles Ctrl-C itself
         raise SystemExit(stopped_by_ctrl_c("train")) from None

@@ -36,6 +36,9 @@ class TrainArgs:
     """torch threads of this process, the learner's. auto: with --shards K >= 2, the cores the K workers leave (at
     least 1), so that torch's idle threads do not spin on the workers' cores; else torch's default. The weights do
     not depend on it."""
+    worker_timeout: float = 600.0
+    """With --shards K >= 2: the longest wait for a worker's answer [s] (its start included) before the run stops
+    with an error naming the shard; a worker that dies stops it at once."""
     device: str = "cpu"
     """Warp and torch device of the env and the learner (cpu, cuda:0); with torchrun, cuda:<local rank>."""
     seed: int = 0
@@ -103,6 +106,9 @@ def plan(args: TrainArgs) -> TrainPlan:
         value = getattr(args, name)
         if value != "auto" and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise ValueError(f"{name}: expected an int >= 1 or 'auto', got {value!r}")
+    timeout = args.worker_timeout
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
+        raise ValueError(f"worker_timeout: expected a finite number of seconds > 0, got {timeout!r}")
     seconds = args.max_seconds
     if seconds is not None and not (isinstance(seconds, (int, float)) and seconds > 0 and math.isfinite(seconds)):
         raise ValueError(f"max_seconds: expected a finite number > 0 or None, got {seconds!r}")

@@ -1,6 +1,6 @@
-"""Soak test: a million env-steps of random actions with injected faults, watching memory and every world.
+"""Soak test: a million env-steps of random actions, with injected faults, watching memory and every world.
 
-Faults, one every ``--fault-every`` control steps, cycling through:
+With ``--inject-faults``, one fault every ``--fault-every`` control steps, cycling through:
 
 1. a NaN written into one world's joint velocities (must end that world: ``nonfinite_state``);
 2. a NaN and an infinity in one world's actions (must end it: ``nonfinite_action``, with
@@ -11,10 +11,10 @@ Faults, one every ``--fault-every`` control steps, cycling through:
 After every step: no NaN or infinity in observations, rewards or ``final_obs`` of ended worlds; an
 injected world reports its cause in the same step. At the end: every world has completed episodes
 ("no lost world"). Memory is reported every ``--report-every`` steps: the process RSS and Warp's live
-allocations (``wp.ScopedMemoryTracker``); the growth after the warm-up (the first fifth of the run) is
-printed.
+allocations (``wp.ScopedMemoryTracker``); the growth between 10 % of the run (allocator pools and caches filled)
+and its end is printed, in MiB and as a fraction of the RSS at 10 %.
 
-Run: ``python -m steel_envs.training.benchmarks.soak --env-id steel_envs/AntRun-v0 --num-envs 256``
+Run: ``python -m steel_envs.training.benchmarks.soak steel_envs/QuadrupedVelocity-v0 --env-steps 1e6 --inject-faults``
 """
 
 from __future__ import annotations
@@ -48,7 +48,36 @@ def _warp_live_mib(tracker: wp.ScopedMemoryTracker) -> float:
     return float(live.group(1)) * scale
 
 
-def soak(env_id: str, num_envs: int, env_steps: int, fault_every: int, report_every: int, seed: int) -> dict:
+def _inject(env, kind: str, w: int, actions: torch.Tensor, rng: np.random.Generator) -> None:
+    """Inject fault ``kind`` into world ``w`` (``actions`` are the step's to come; see the module doc)."""
+    if kind == "nonfinite_state" and env.model.particle_count:
+        qd = env.state_0.particle_qd.numpy()
+        qd[env.model.particle_world_start.numpy()[w]] = np.nan
+        env.state_0.particle_qd.assign(qd)
+    elif kind == "nonfinite_state":
+        qd = env.state_0.joint_qd.numpy()
+        qd[w * env.dofs_per_world] = np.nan
+        env.state_0.joint_qd.assign(qd)
+    elif kind == "nonfinite_action":
+        actions[w, 0] = float("nan")
+        actions[w, -1] = float("inf")
+    elif kind == "constraint_overflow":
+        flags = env.solver.constraint_overflow.numpy()
+        flags[w] = True
+        env.solver.constraint_overflow.assign(flags)
+    else:
+        env.reset(options={"reset_mask": rng.random(env.num_envs) < 0.25})
+
+
+def soak(
+    env_id: str,
+    num_envs: int,
+    env_steps: int,
+    fault_every: int,
+    report_every: int,
+    seed: int,
+    inject_faults: bool = True,
+) -> dict:
     """Run the soak; return the summary (steps, faults, worlds lost, memory growth). See the module doc."""
     import steel_envs
     from steel_envs.vbd_env import VBDVectorEnv
@@ -70,26 +99,10 @@ def soak(env_id: str, num_envs: int, env_steps: int, fault_every: int, report_ev
     for step in range(steps):
         actions = torch.rand(num_envs, env.action_dim, generator=g) * 2 - 1
         expect: tuple[str, int] | None = None
-        if step % fault_every == fault_every - 1:
+        if inject_faults and step % fault_every == fault_every - 1:
             kind = list(faults)[(step // fault_every) % len(faults)]
             w = int(rng.integers(num_envs))
-            if kind == "nonfinite_state" and env.model.particle_count:
-                qd = env.state_0.particle_qd.numpy()
-                qd[env.model.particle_world_start.numpy()[w]] = np.nan
-                env.state_0.particle_qd.assign(qd)
-            elif kind == "nonfinite_state":
-                qd = env.state_0.joint_qd.numpy()
-                qd[w * env.dofs_per_world] = np.nan
-                env.state_0.joint_qd.assign(qd)
-            elif kind == "nonfinite_action":
-                actions[w, 0] = float("nan")
-                actions[w, -1] = float("inf")
-            elif kind == "constraint_overflow":
-                flags = env.solver.constraint_overflow.numpy()
-                flags[w] = True
-                env.solver.constraint_overflow.assign(flags)
-            else:
-                env.reset(options={"reset_mask": rng.random(num_envs) < 0.25})
+            _inject(env, kind, w, actions, rng)
             faults[kind] += 1
             expect = (kind, w) if kind != "reset_mask" else None
         obs, reward, _, _, info = env.step(actions)
@@ -113,8 +126,8 @@ def soak(env_id: str, num_envs: int, env_steps: int, fault_every: int, report_ev
     seconds = time.perf_counter() - start
     env.close()
     tracker.__exit__(None, None, None)
-    # Warm-up: the first fifth of the run (allocator pools and caches fill); growth is measured after it.
-    warm = memory[len(memory) // 5]
+    # Warm-up: the first tenth of the run (allocator pools and caches fill); growth is measured after it.
+    warm = next(m for m in memory if m[0] >= steps * num_envs // 10)
     return {
         "env_id": env_id,
         "num_envs": num_envs,
@@ -125,31 +138,44 @@ def soak(env_id: str, num_envs: int, env_steps: int, fault_every: int, report_ev
         "worlds_lost": int((episodes == 0).sum()),
         "episodes": int(episodes.sum()),
         "rss_growth_mib": memory[-1][1] - warm[1],
+        "rss_growth_fraction": (memory[-1][1] - warm[1]) / warm[1],
         "warp_growth_mib": memory[-1][2] - warm[2],
     }
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line of the soak; exits 1 when a fault escaped or a world was lost."""
+    """Command line of the soak; exits 1 when a fault escaped, a world was lost or the RSS grew by more than 5 %
+    from 10 % to 100 % of the run."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--env-id", default="steel_envs/AntRun-v0")
+    p.add_argument("env_id", nargs="?", default="steel_envs/QuadrupedVelocity-v0", help="a registered ID")
     p.add_argument("--num-envs", type=int, default=256)
-    p.add_argument("--env-steps", type=int, default=1_000_000, help="total world-steps (default 10^6)")
+    p.add_argument("--env-steps", type=float, default=1e6, help="total world-steps (default 1e6)")
+    p.add_argument("--inject-faults", action="store_true", help="inject the faults above (default: none)")
     p.add_argument("--fault-every", type=int, default=50, help="control steps between injected faults")
     p.add_argument("--report-every", type=int, default=500, help="control steps between memory reports")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     wp.config.log_level = wp.LOG_WARNING
-    print(f"soak {args.env_id}: {args.num_envs} worlds, {args.env_steps} env-steps, a fault every {args.fault_every}")
-    r = soak(args.env_id, args.num_envs, args.env_steps, args.fault_every, args.report_every, args.seed)
+    faults = f"a fault every {args.fault_every} steps" if args.inject_faults else "no faults"
+    print(f"soak {args.env_id}: {args.num_envs} worlds, {args.env_steps:.0f} env-steps, {faults}")
+    r = soak(
+        args.env_id,
+        args.num_envs,
+        int(args.env_steps),
+        args.fault_every,
+        args.report_every,
+        args.seed,
+        inject_faults=args.inject_faults,
+    )
     print(
         f"summary: {r['env_steps']} env-steps in {r['seconds']:.0f} s, faults injected {sum(r['faults'].values())} "
         f"{r['faults']}, escaped {len(r['missed'])}, worlds lost {r['worlds_lost']}, episodes {r['episodes']}, "
-        f"growth after warm-up: RSS {r['rss_growth_mib']:+.1f} MiB, Warp {r['warp_growth_mib']:+.2f} MiB"
+        f"growth from 10 % to 100 % of the run: RSS {r['rss_growth_mib']:+.1f} MiB "
+        f"({100 * r['rss_growth_fraction']:+.1f} %), Warp {r['warp_growth_mib']:+.2f} MiB"
     )
     for line in r["missed"][:20]:
         print("  " + line)
-    return 1 if r["missed"] or r["worlds_lost"] else 0
+    return 1 if r["missed"] or r["worlds_lost"] or r["rss_growth_fraction"] > 0.05 else 0
 
 
 if __name__ == "__main__":
