@@ -8,11 +8,12 @@ With ``--inject-faults``, one fault every ``--fault-every`` control steps, cycli
 3. one world's ``constraint_overflow`` entry set on the solver (must end it: ``constraint_overflow``);
 4. an explicit masked reset of a random quarter of the worlds.
 
-After every step: no NaN or infinity in observations, rewards or ``final_obs`` of ended worlds; an
-injected world reports its cause in the same step. At the end: every world has completed episodes
-("no lost world"). Memory is reported every ``--report-every`` steps: the process RSS and Warp's live
-allocations (``wp.ScopedMemoryTracker``); the growth between 10 % of the run (allocator pools and caches filled)
-and its end is printed, in MiB and as a fraction of the RSS at 10 %.
+After every step: no NaN or infinity in observations, rewards or ``final_obs`` of ended worlds; an injected world
+reports its cause in the same step. No world is lost: each world's steps since its episode began
+(counted here, from the step's ``_episode`` flags and the masked resets) never pass ``max_episode_steps``, so every
+episode ends or is reset, and ends by its time limit at the latest. Memory is reported every ``--report-every``
+steps: the process RSS and Warp's live allocations (``wp.ScopedMemoryTracker``); the growth between 10 % of the
+run (allocator pools and caches filled) and its end is printed, in MiB and as a fraction of the RSS at 10 %.
 
 Run: ``python -m steel_envs.training.benchmarks.soak steel_envs/QuadrupedVelocity-v0 --env-steps 1e6 --inject-faults``
 """
@@ -20,6 +21,7 @@ Run: ``python -m steel_envs.training.benchmarks.soak steel_envs/QuadrupedVelocit
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import time
@@ -48,8 +50,9 @@ def _warp_live_mib(tracker: wp.ScopedMemoryTracker) -> float:
     return float(live.group(1)) * scale
 
 
-def _inject(env, kind: str, w: int, actions: torch.Tensor, rng: np.random.Generator) -> None:
-    """Inject fault ``kind`` into world ``w`` (``actions`` are the step's to come; see the module doc)."""
+def _inject(env, kind: str, w: int, actions: torch.Tensor, rng: np.random.Generator) -> np.ndarray | None:
+    """Inject fault ``kind`` into world ``w`` (``actions`` are the step's to come; see the module doc); the mask of
+    the worlds reset by a ``reset_mask`` fault, else None."""
     if kind == "nonfinite_state" and env.model.particle_count:
         qd = env.state_0.particle_qd.numpy()
         qd[env.model.particle_world_start.numpy()[w]] = np.nan
@@ -66,7 +69,10 @@ def _inject(env, kind: str, w: int, actions: torch.Tensor, rng: np.random.Genera
         flags[w] = True
         env.solver.constraint_overflow.assign(flags)
     else:
-        env.reset(options={"reset_mask": rng.random(env.num_envs) < 0.25})
+        mask = rng.random(env.num_envs) < 0.25
+        env.reset(options={"reset_mask": mask})
+        return mask
+    return None
 
 
 def soak(
@@ -89,6 +95,8 @@ def soak(
     g = torch.Generator().manual_seed(seed)
     steps = env_steps // num_envs
     episodes = np.zeros(num_envs, np.int64)
+    running = np.zeros(num_envs, np.int64)  # steps of each world's current episode
+    lost = np.zeros(num_envs, bool)
     faults = {"nonfinite_state": 0, "nonfinite_action": 0, "constraint_overflow": 0, "reset_mask": 0}
     if isinstance(env, VBDVectorEnv):
         # VBD's overflow flags are recomputed from its contact counts every physics step: nothing to inject.
@@ -102,7 +110,8 @@ def soak(
         if inject_faults and step % fault_every == fault_every - 1:
             kind = list(faults)[(step // fault_every) % len(faults)]
             w = int(rng.integers(num_envs))
-            _inject(env, kind, w, actions, rng)
+            if (reset := _inject(env, kind, w, actions, rng)) is not None:
+                running[reset] = 0
             faults[kind] += 1
             expect = (kind, w) if kind != "reset_mask" else None
         obs, reward, _, _, info = env.step(actions)
@@ -116,6 +125,9 @@ def soak(
             if not (info[kind][w] and ended[w]):
                 missed.append(f"step {step}: injected {kind} in world {w} did not end its episode")
         episodes += ended
+        running += 1
+        lost |= running > env.max_episode_steps  # an episode that its time limit did not end
+        running[ended] = 0
         if step % report_every == 0 or step == steps - 1:
             memory.append((step * num_envs, _rss_mib(), _warp_live_mib(tracker)))
             print(
@@ -135,7 +147,7 @@ def soak(
         "seconds": seconds,
         "faults": faults,
         "missed": missed,
-        "worlds_lost": int((episodes == 0).sum()),
+        "worlds_lost": int(lost.sum()),
         "episodes": int(episodes.sum()),
         "rss_growth_mib": memory[-1][1] - warm[1],
         "rss_growth_fraction": (memory[-1][1] - warm[1]) / warm[1],
@@ -154,8 +166,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fault-every", type=int, default=50, help="control steps between injected faults")
     p.add_argument("--report-every", type=int, default=500, help="control steps between memory reports")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None, help="also write the summary to this JSON file (e.g. docs/soak.json)")
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = p.parse_args(argv)
-    wp.config.log_level = wp.LOG_WARNING
+    from steel_envs.runtime import init_warp
+
+    init_warp()
     faults = f"a fault every {args.fault_every} steps" if args.inject_faults else "no faults"
     print(f"soak {args.env_id}: {args.num_envs} worlds, {args.env_steps:.0f} env-steps, {faults}")
     r = soak(
@@ -175,6 +191,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     for line in r["missed"][:20]:
         print("  " + line)
+    if args.out is not None:
+        with open(args.out, "w") as f:
+            json.dump(
+                {
+                    **r,
+                    "missed": r["missed"][:20],
+                    "command": " ".join(["python -m steel_envs.training.benchmarks.soak", *argv]),
+                },
+                f,
+                indent=1,
+            )
     return 1 if r["missed"] or r["worlds_lost"] or r["rss_growth_fraction"] > 0.05 else 0
 
 
