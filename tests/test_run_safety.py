@@ -69,23 +69,6 @@ def test_a_checkpoint_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
     assert torch.load(path, weights_only=False)["infos"] == {"iterations": 6}
 
 
-def test_ctrl_c_during_sharded_training_saves_the_run_and_exits_130(tmp_path):
-    """SIGINT to the process group of ``train --shards 2`` (what Ctrl-C in a terminal sends): the run stops before
-    its next env step, saves ``model_final.pt``, prints one line and exits 130; no process prints a traceback."""
-    argv = [sys.executable, "-m", "steel_envs.cli", "train", CARTPOLE, *TINY[:-2], "--shards", "2"]
-    argv += ["--max-seconds", "300", "--log-dir", str(tmp_path)]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while not glob.glob(str(tmp_path / "*" / "*" / "model_*.pt")) and time.monotonic() < deadline:
-        time.sleep(0.2)  # rsl_rl saves model_0.pt after the first iteration: the run is in its loop
-    os.killpg(proc.pid, signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, out + err
-    assert "stopped by SIGINT" in out and "Traceback" not in err, out + err
-    (checkpoint,) = glob.glob(str(tmp_path / "*" / "*" / "model_final.pt"))
-    assert torch.load(checkpoint, weights_only=False)["infos"]["iterations"] >= 1
-
-
 def test_shipped_checkpoints_hold_the_policy_only_and_resume_refuses_them_and_non_checkpoints(tmp_path, capsys):
     """The reference checkpoints keep the actor (layers, normalizer, std) and the counts, not the critic or the
     optimizer; ``--resume`` refuses one of them, and a file that is no checkpoint, in one line before any work."""
@@ -214,18 +197,26 @@ def _logged_iterations(run_dir: str) -> list[int]:
     return [event.step for event in events.Scalars("Loss/value")]
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from /proc")
-def test_a_shard_killed_during_training_stops_the_run_in_one_line_and_resume_continues_it(tmp_path):
-    """SIGKILL to a worker of ``train --shards 2`` (a checkpoint every iteration): the run stops, exit 1, with one line
-    naming the shard, the signal and the checkpoint to resume from, the other worker ended; ``--resume`` from it
-    continues the iteration count and the logged figures where the checkpoint left them: only the iterations after it
-    are lost."""
-    argv = [sys.executable, "-m", "steel_envs.cli", "train", CARTPOLE, *TINY[:-2], "--shards", "2"]
-    argv += ["--save-interval", "1", "--max-seconds", "300", "--log-dir", str(tmp_path / "killed")]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _train_until(argv: list[str], checkpoint_glob: str) -> subprocess.Popen:
+    """Start ``steel-envs train`` with ``argv`` in a new session; return once a file matches ``checkpoint_glob``."""
+    command = [sys.executable, "-m", "steel_envs.cli", "train", CARTPOLE, *TINY[:-2], "--shards", "2", *argv]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
-    while not glob.glob(str(tmp_path / "killed" / "*" / "*" / "model_2.pt")) and time.monotonic() < deadline:
+    while not glob.glob(checkpoint_glob) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.1)
+    return proc
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from /proc")
+def test_a_killed_shard_stops_training_in_one_line_resume_continues_and_ctrl_c_saves(tmp_path):
+    """``train --shards 2`` with a checkpoint every iteration. SIGKILL to one worker: the run stops, exit 1, with one
+    line naming the shard, the signal and the checkpoint to resume from, the other worker ended, the logged figures
+    kept. ``--resume`` from that checkpoint continues the iteration count and the figures where it left them (only
+    the iterations after it are lost); Ctrl-C (SIGINT to the process group) then stops the resumed run before its
+    next env step: it saves ``model_final.pt``, prints one line and exits 130, with no traceback from any process."""
+    killed = tmp_path / "killed"
+    proc = _train_until(["--save-interval", "1", "--max-seconds", "300", "--log-dir", str(killed)],
+                        str(killed / "*" / "*" / "model_2.pt"))  # fmt: skip
     workers = [pid for pid in child_pids(proc.pid) if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
     assert len(workers) == 2  # not multiprocessing's resource tracker
     os.kill(workers[0], signal.SIGKILL)
@@ -241,9 +232,17 @@ def test_a_shard_killed_during_training_stops_the_run_in_one_line_and_resume_con
     )
     assert match, line
     checkpoint, last = match.group(1), int(match.group(2))
-    killed_run = os.path.dirname(checkpoint)
-    logged = _logged_iterations(killed_run)
-    assert logged[: last + 1] == list(range(last + 1))  # the figures up to the checkpoint were kept
-    resumed = train(parse_args([CARTPOLE, *TINY, "--log-dir", str(tmp_path / "resumed"), "--resume", checkpoint]))
-    assert resumed.iterations == last + 2  # the checkpoint's iterations (0..last) and one more
-    assert _logged_iterations(resumed.run_dir) == [last + 1]
+    assert _logged_iterations(os.path.dirname(checkpoint))[: last + 1] == list(range(last + 1))
+
+    resumed = tmp_path / "resumed"
+    argv = ["--resume", checkpoint, "--max-seconds", "300", "--log-dir", str(resumed), "--save-interval", "1"]
+    proc = _train_until(argv, str(resumed / "*" / "*" / f"model_{last + 2}.pt"))
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out + err
+    assert "stopped by SIGINT" in out and "Traceback" not in err, out + err
+    (final,) = glob.glob(str(resumed / "*" / "*" / "model_final.pt"))
+    iterations = torch.load(final, weights_only=False)["infos"]["iterations"]
+    assert iterations >= last + 3  # the checkpoint's iterations 0..last, and those of the resumed run
+    logged = _logged_iterations(os.path.dirname(final))
+    assert logged[0] == last + 1 and logged == list(range(last + 1, last + 1 + len(logged)))
