@@ -32,12 +32,6 @@ from .sharding import REPORT_ENV, ShardError, refuse_in_a_spawning_worker
 __all__ = ["ShardedVectorEnv"]
 
 _FLAGS = ("constraint_overflow", "nonfinite_state", "nonfinite_action", "penetration")
-# Where a worker that fails while it imports the main script (before it can use its pipe) writes why.
-_REPORT_ENV = "STEEL_ENVS_SHARD_REPORT"
-_NO_MAIN_GUARD = (
-    "a ShardedVectorEnv was created while a worker process imported the main script: worker processes are spawned "
-    'and import it again, so the code that builds the env must run under `if __name__ == "__main__":`'
-)
 
 
 def _describe(e: BaseException) -> str:
