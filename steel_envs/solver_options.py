@@ -2,9 +2,10 @@
 
 Every keyword of ``SolverSteel.__init__`` in newton 1.8.0 is a field here with Newton's default, so a
 scene states only what it changes and a user overrides any of them with ``solver_options={...}``.
-The meaning of each option is the reference page of SolverSteel; the "when to change" guidance is its
-options page. ``tests/test_solver_options.py`` checks that the fields and defaults still match the
-installed solver's signature.
+The meaning of each option is the reference page of SolverSteel; each class's ``ranges()`` and
+``when_to_change()`` declare, per option, its valid values and when a scene or a user changes it (the
+documentation's solver options page is generated from them). ``tests/test_solver_options.py`` checks that the
+fields and defaults still match the installed solver's signature.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal
 
 import numpy as np
@@ -150,6 +152,12 @@ class SteelSolverOptions:
         return _STEEL_RANGES
 
     @classmethod
+    def when_to_change(cls) -> Mapping[str, str]:
+        """Option name -> when to change it from its default, for every option (the documentation's solver
+        options page)."""
+        return _STEEL_WHEN
+
+    @classmethod
     def field_names(cls) -> tuple[str, ...]:
         """Names of all options, in the order of the solver's signature."""
         return tuple(f.name for f in dataclasses.fields(cls))
@@ -262,6 +270,158 @@ _VBD_RANGES = declare(
     tendon_settle_tol=at_least(0.0, "a relative tolerance"),
     tendon_activation_tol=at_least(0.0, "a relative tolerance"),
 )
+
+
+_DOCTOR = "the doctor's line for it warns or fails (it prints the size to set)"
+_CUDA_SPEED = "CUDA speed only (the CPU ignores it): try it on a GPU and keep it if the measured step is faster"
+_DEPRECATED = "Deprecated in Newton: keep the default."
+_PYTHON_ONLY = "Only from Python (a mapping): to exclude or tune pairs of a custom mesh."
+_STEEL_WHEN = MappingProxyType(
+    {
+        "solve_mode": "`colored` on CUDA, to solve contact rows of many bodies in parallel; it needs "
+        '`articulated_contact_response="propagation"`. Keep `serial` on the CPU (both run serially there).',
+        "iterations": "Raise when `steel-envs doctor` reports joint-limit overshoot or penetration past its bound; "
+        "lower for speed only while the doctor's report still passes (the cost grows with rows x iterations).",
+        "baumgarte": "Raise (up to 1) when penetration or limit violation persists over steps; lower when the "
+        "correction adds energy (the doctor's energy-drift line).",
+        "cfm": "Raise when redundant rows (many contacts on one body, closed loops) make the solve jitter; it softens "
+        "every row.",
+        "relaxation": "Below 1 when the sweep overshoots (jitter with many contacts, as AntRun and HumanoidRun set); "
+        "above 1 may converge faster or diverge.",
+        "update_mass_matrix_interval": "Raise only for slow articulations, to skip rebuilds; under graph capture it "
+        "should divide the steps captured per graph.",
+        "enable_joint_limits": "True when the model's joint position limits must hold (every shipped scene with "
+        "limited joints sets it).",
+        "joint_limit_activation_gap": "A smaller gap creates fewer limit rows (less time and row capacity); too small "
+        "and a fast joint crosses its limit within a step: check the doctor's overshoot line.",
+        "enable_joint_velocity_limits": "True when `joint_velocity_limit` must hold (QuadrupedVelocity).",
+        "velocity_limit_activation_fraction": "Raise to create velocity-limit rows only near the limit (fewer rows).",
+        "enable_joint_friction": "True for dry joint friction (CUDA only).",
+        "articulation_constraint_max": f"Raise when {_DOCTOR}; lower to save memory and time when the mark stays far "
+        "below it.",
+        "free_body_constraint_max": f"Raise when {_DOCTOR}.",
+        "propagation_constraint_max": f'With `articulated_contact_response="propagation"`: raise when {_DOCTOR}.',
+        "warn_constraint_overflow": "False to silence the device warning where overflows are counted otherwise "
+        "(the doctor's overflow line, `info`).",
+        "row_watermark": "True to read the row high-water marks (`constraint_row_watermarks()`); the doctor sets it.",
+        "drive_mode": "`rows` to solve drives with contacts and limits (PhysX's force drive), which differs under "
+        "effort saturation (QuadrupedVelocity); `augmented` is cheaper.",
+        "fuse_joint_velocity_limits": "False only to compare with separate velocity-limit rows (rows drive mode).",
+        "enable_bilateral_preelimination": "For models with mimic or connect rows that converge slowly in the sweep.",
+        "bilateral_preelimination_include_mimics": "False to keep mimic rows in the sweep while pre-eliminating "
+        "connect rows.",
+        "parallel_tree": f"{_CUDA_SPEED}; broad trees may gain, narrow ones lose.",
+        "reuse_kinematics": f"{_CUDA_SPEED}; it stays off with joint velocity limits, sleeping or the parallel tree.",
+        "use_parallel_streams": f"{_CUDA_SPEED}.",
+        "double_buffer": f"{_CUDA_SPEED}; results are unchanged.",
+        "friction_anchor_beta": "0 selects point friction, cheaper per contact (HumanoidRun); keep friction patches "
+        "where resting bodies creep or lift under point friction (check the doctor's energy-drift line).",
+        "contact_regularization": "Raise when contact rows are ill-conditioned (jitter with many stacked contacts).",
+        "velocity_iterations": "A few when position correction adds velocity (bodies that pop out of contact).",
+        "velocity_drive_mode": 'Only with `drive_mode="rows"` and velocity iterations: `active` keeps solving the '
+        "drive rows there.",
+        "row_schedule": "To match another engine's row order (e.g. PhysX's for grasping); keep the default otherwise.",
+        "friction_mode": "Experimental in Newton: keep `fixed_normal` unless comparing friction models.",
+        "contact_warmstart": "True to start from the last step's impulses (faster convergence of resting contacts); it "
+        "needs a collision pipeline with contact matching.",
+        "contact_warmstart_decay": "Below 1 when warm-started impulses make contacts stick or jitter.",
+        "enable_restitution": "False to switch every bounce off whatever the shapes' coefficients (every shipped "
+        "SolverSteel scene does).",
+        "restitution_velocity_threshold": "Raise so that slow impacts do not bounce.",
+        "contact_speculative_scale": "Below 1 when bodies stop short of contact or catch on edges; 0 removes the "
+        "speculative allowance (AntRun uses 0.5).",
+        "contact_gap_gate": "A gap [m] to solve only near contacts (fewer rows); None solves every reported contact.",
+        "contact_friction_scale": "To scale every friction coefficient in the solver without editing the model.",
+        "contact_friction_position_iterations": "k >= 0 solves friction only in the last k position iterations; "
+        "keep -1 unless friction slows convergence of the normal rows.",
+        "contact_friction_gap_max": "A gap [m] above which contacts get no friction rows (fewer rows); -inf for "
+        "frictionless scenes.",
+        "contact_shared_anchor": "True to apply contacts at one midpoint, as PhysX does (to match PhysX).",
+        "contact_friction_shared_anchor": "True to share friction anchors within a patch (to match PhysX).",
+        "contact_torsion_device": "Experimental in Newton (CUDA): torsional friction rows; keep off.",
+        "contact_compliance": "Experimental in Newton (CUDA): compliance of hydroelastic contacts; keep off.",
+        "enable_sleeping": "Experimental in Newton: lets resting islands sleep; not for RL, where every world moves.",
+        "sleep_linear_threshold": "With sleeping on: raise to let slowly moving bodies sleep sooner.",
+        "sleep_angular_threshold": "With sleeping on: raise to let slowly turning bodies sleep sooner.",
+        "sleep_quiet_time": "With sleeping on: lower to sleep sooner, raise to wake less often.",
+        "sleep_skip_constraints": "With sleeping on: False keeps solving sleeping islands' rows (to debug).",
+        "articulated_contact_response": "`propagation` for articulations that touch many free bodies or for "
+        '`solve_mode="colored"` (PushCube uses it); `immediate` is cheaper for small articulations.',
+        "propagation_same_articulation_rows": "With propagation: True to solve self-contacts of an articulation as "
+        "propagation rows.",
+        "propagation_cached_response": "With propagation: False only to compare with the per-iteration tree walk.",
+        "propagation_cached_response_body_max": "With propagation: raise when articulations with more contact-active "
+        "bodies should use the cache.",
+        "propagation_color_order": 'With `solve_mode="colored"`: `longest_first` when a few contacts have many more '
+        "rows than the rest.",
+        "deterministic": "On CUDA, `RUN_TO_RUN` for bitwise-repeatable runs at some cost; the CPU is deterministic.",
+    }
+)
+"""When to change each SolverSteel option from its default (the solver options page of the documentation)."""
+_VBD_WHEN = MappingProxyType(
+    {
+        "iterations": "Raise when cloth or soft bodies stretch, sag or pass through each other; lower for speed only "
+        "while the doctor's penetration line passes (the shipped VBD scenes use 5).",
+        "friction_epsilon": "Lower for stiffer static friction (less creep); raise when friction makes contacts "
+        "jitter.",
+        "dat_conservative_bound_relaxation": "Lower when rigid-soft contacts still tunnel; raise when they move too "
+        "cautiously.",
+        "particle_enable_self_contact": "True when cloth folds onto itself (ClothFold); it roughly doubles the cost.",
+        "particle_self_contact_radius": "Raise when folded layers pass through each other; keep it below the "
+        "cloth's edge length.",
+        "particle_self_contact_margin": "Raise (above the radius) when fast layers pass through between detections.",
+        "particle_self_contact_gap": "The rest gap between touching layers [m]: raise for thicker cloth.",
+        "particle_conservative_bound_relaxation": "Lower when particles still tunnel; raise when they move too "
+        "cautiously.",
+        "particle_vertex_contact_buffer_size": "Raise when dense folds drop vertex-triangle contacts (layers pass "
+        "through each other).",
+        "particle_edge_contact_buffer_size": "Raise when dense folds drop edge-edge contacts (ClothFold uses 128).",
+        "particle_collision_detection_interval": "Detect more often (smaller positive n) for fast-moving cloth; less "
+        "often for speed.",
+        "particle_edge_parallel_epsilon": "Raise when near-parallel edges give unstable edge-edge contacts.",
+        "particle_enable_tile_solve": "False only to compare with the non-tiled solve.",
+        "particle_topological_contact_filter_threshold": "Raise when neighbouring elements of a fine mesh push each "
+        "other apart.",
+        "particle_rest_shape_contact_exclusion_radius": "Raise when a mesh modelled with touching parts repels itself "
+        "at rest.",
+        "particle_external_vertex_contact_filtering_map": _PYTHON_ONLY,
+        "particle_external_edge_contact_filtering_map": _PYTHON_ONLY,
+        "rigid_compliant_alm": "Keep True (Newton's recommended path); False selects the legacy penalty mode.",
+        "rigid_avbd_alpha": "Lower when joints or body contacts gain energy from stabilization; raise when they drift.",
+        "rigid_avbd_joint_alpha": "As `rigid_avbd_alpha`, for joints only.",
+        "rigid_avbd_contact_alpha": "As `rigid_avbd_alpha`, for body contacts only.",
+        "rigid_avbd_beta": _DEPRECATED,
+        "rigid_avbd_linear_beta": _DEPRECATED,
+        "rigid_avbd_angular_beta": _DEPRECATED,
+        "rigid_avbd_gamma": "Lower so that penalties and multipliers forget faster after contacts change.",
+        "rigid_contact_hard": _DEPRECATED,
+        "rigid_contact_history": "True to carry body-contact state across steps (steadier resting contacts); it "
+        "needs contact matching.",
+        "rigid_contact_k_start": _DEPRECATED,
+        "rigid_body_contact_buffer_size": "Raise when a body touches more bodies than it holds (contacts dropped).",
+        "rigid_body_particle_contact_buffer_size": "Raise when a body touches more particles than it holds (particles "
+        "pass through it).",
+        "rigid_soft_contact_use_log_barrier": "True for a log-barrier body-particle contact that never lets "
+        "particles in, at more cost.",
+        "rigid_joint_linear_ke": "Raise when joints stretch; lower when they make the solve stiff or jitter.",
+        "rigid_joint_angular_ke": "Raise when joints twist out of place; lower when they jitter.",
+        "rigid_joint_linear_k_start": _DEPRECATED,
+        "rigid_joint_angular_k_start": _DEPRECATED,
+        "rigid_joint_linear_kd": "Raise to damp oscillating joints.",
+        "rigid_joint_angular_kd": "Raise to damp oscillating joints.",
+        "tendon_max_sweeps": "Raise when tendons do not settle within a step.",
+        "tendon_settle_tol": "Lower for tighter tendon constraints, at more sweeps.",
+        "tendon_activation_tol": "Lower for tendons that engage earlier.",
+        "rigid_soft_enable_dat": "True for a distance-aware thickness of particle-body contacts (ClothFold sets it "
+        "for its cloth on the ground).",
+        "rigid_soft_dat_use_interval_arithmetic": "True for a more conservative thickness bound, at more cost.",
+        "deterministic": "On CUDA, `RUN_TO_RUN` for bitwise-repeatable runs at some cost; the CPU is deterministic.",
+        "enable_fast_math": "False only when comparing results to a reference bit for bit.",
+        "collision_frequency": _PYTHON_ONLY,
+        "collision_frequency_type": _PYTHON_ONLY,
+    }
+)
+"""When to change each SolverVBD option from its default (the solver options page of the documentation)."""
 
 
 def _check_ranges(options: Any) -> None:
@@ -437,6 +597,12 @@ class VBDSolverOptions:
     def ranges(cls) -> Mapping[str, Range]:
         """The valid range of each numeric option, with the reason (the solver's reference page)."""
         return _VBD_RANGES
+
+    @classmethod
+    def when_to_change(cls) -> Mapping[str, str]:
+        """Option name -> when to change it from its default, for every option (the documentation's solver
+        options page)."""
+        return _VBD_WHEN
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

@@ -56,13 +56,14 @@ def _docstring_observation_rows(cls: type) -> list[str]:
 
 @needs_sphinx
 def test_every_registered_id_has_a_page_with_its_terms_and_observations(built: Path) -> None:
-    """Each shipped ID has a built HTML page, and its generated page lists every reward term the class declares and
-    the observation table its docstring states; the Tasks index links each page."""
+    """Each shipped ID has a built HTML page showing its animation, and its generated page lists every reward term
+    the class declares and the observation table its docstring states; the Tasks index links each page."""
     index = (built / "_build" / "tasks" / "index.html").read_text()
     assert len(steel_envs.ENV_IDS) >= 8
     for env_id in steel_envs.ENV_IDS:
         name, cls = env_id.split("/")[-1], steel_envs.task_class(env_id)
-        assert (built / "_build" / "tasks" / f"{name}.html").exists(), env_id
+        html = (built / "_build" / "tasks" / f"{name}.html").read_text()
+        assert f'src="../_images/{name}.webp"' in html, env_id  # the committed animation (docs/media)
         assert f'href="{name}.html"' in index, env_id
         page = (built / "tasks" / f"{name}.md").read_text()
         for term in cls.rewards:
@@ -121,3 +122,25 @@ def test_the_readme_is_short_undated_and_links_only_files_in_the_repository() ->
         assert (ROOT / target).exists(), target
     assert "\npython -m pytest -q\n" in README
     assert "python -m sphinx -W --keep-going -b html docs docs/_build/html" in README
+
+
+@needs_sphinx
+def test_the_solver_options_page_lists_every_option_with_its_range_and_when_to_change(built: Path) -> None:
+    """The solver options page has one row per option of each solver (the fields that tests/test_solver_options.py
+    matches to Newton's signatures), each with its valid values and a "when to change" note."""
+    import dataclasses
+
+    from steel_envs.solver_options import SteelSolverOptions, VBDSolverOptions
+
+    page = (built / "_generated" / "solver_options.md").read_text()
+    assert (built / "_build" / "solver_options.html").exists()
+    sections = dict(re.findall(r"^## (\w+): .*?\n(.*?)(?=^## |\Z)", page, re.M | re.S))
+    for solver, cls in (("SolverSteel", SteelSolverOptions), ("SolverVBD", VBDSolverOptions)):
+        items = dict(re.findall(r"^\* - `(\w+)`\n(.*?)(?=^\* - |^```)", sections[solver], re.M | re.S))
+        assert list(items) == [f.name for f in dataclasses.fields(cls)], solver
+        for name, item in items.items():
+            cells = re.split(r"^  - ", item, flags=re.M)
+            assert len(cells) == 3 and len(cells[1].strip()) > 3, (solver, name, item)
+            assert len(cells[2].partition("**When to change:** ")[2].strip()) > 10, (solver, name, item)
+    assert "an int >= 1: PGS sweeps per step" in sections["SolverSteel"]
+    assert "True or False" in sections["SolverVBD"]

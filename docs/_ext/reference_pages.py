@@ -1,5 +1,5 @@
-"""The generated parts of the CLI reference (every parser's ``--help``) and of the results page (the JSON files
-under ``docs/``)."""
+"""The generated parts of the CLI reference (every parser's ``--help``), of the solver options page (the option
+declarations of :mod:`steel_envs.solver_options`) and of the results page (the JSON files under ``docs/``)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ import contextlib
 import io
 import json
 import os
+import sys
+import typing
 from pathlib import Path
 from typing import Any
 
-from markdown_tables import code, table
+from markdown_tables import attribute_docs, code, fmt_value, table
 
-__all__ = ["cli_reference", "results_tables"]
+__all__ = ["cli_reference", "results_tables", "solver_options_reference"]
 
 _COMMANDS = ("rollout", "record", "view", "list", "doctor", "train", "play", "export", "evaluate", "bench")
 
@@ -48,6 +50,61 @@ def cli_reference() -> str:
             raise ValueError(f"steel-envs {command} --help: holds a code fence, which the page cannot quote")
         parts.append(f"## `steel-envs {command}`\n\n```text\n{text}\n```")
     return "\n\n".join(parts) + "\n"
+
+
+def solver_options_reference() -> str:
+    """Markdown: one table per solver (a MyST list-table, so that the notes wrap in three columns) of every option
+    with its type, Newton's default, its valid range and the reason (``ranges()``), what it is (the field's
+    docstring) and when to change it (``when_to_change()``)."""
+    import dataclasses
+
+    from steel_envs.solver_options import SteelSolverOptions, VBDSolverOptions
+
+    parts = []
+    for cls, solver in ((SteelSolverOptions, "SolverSteel"), (VBDSolverOptions, "SolverVBD")):
+        defaults, docs, ranges, when = cls(), attribute_docs(cls), cls.ranges(), cls.when_to_change()
+        hints = typing.get_type_hints(cls, globalns=vars(sys.modules[cls.__module__]))
+        items = []
+        for f in dataclasses.fields(cls):
+            valid = ranges.get(f.name)
+            values = f"{valid.describe()}: {valid.reason}" if valid else _values(hints[f.name])
+            default = fmt_value(getattr(defaults, f.name))
+            items.append(
+                f"* - {code(f.name)}\n\n    {code(_type_name(hints[f.name]))} = {code(default)}\n"
+                f"  - {_line(values)}\n"
+                f"  - {_line(docs.get(f.name, ''))}\n\n    **When to change:** {_line(when[f.name])}"
+            )
+        parts.append(
+            f"## {solver}: `{cls.__name__}`\n\n{len(items)} options, in the order of `{solver}.__init__`.\n\n"
+            "```{list-table}\n:header-rows: 1\n:widths: 3 3 6\n:class: solver-options\n\n"
+            "* - option, type = default\n  - valid values\n  - what it is, and when to change it\n"
+            + "\n".join(items)
+            + "\n```"
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def _line(text: str) -> str:
+    """``text`` on one line (a list-table cell's paragraph)."""
+    return " ".join(text.split())
+
+
+def _values(hint: Any) -> str:
+    """The valid values of an option without a declared numeric range: its type's."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    none = " or None" if type(None) in typing.get_args(hint) else ""
+    if hint is bool or args == [bool]:
+        return "True or False" + none
+    if typing.get_origin(hint) is typing.Literal:
+        return "one of " + ", ".join(code(repr(a)) for a in args)
+    return "any value of its type"
+
+
+def _type_name(hint: Any) -> str:
+    """A type hint as a user reads it: ``int``, ``float | None``, ``Literal['serial', 'colored']``."""
+    text = getattr(hint, "__name__", None) if isinstance(hint, type) else None
+    text = text or str(hint)
+    return text.replace("typing.", "").replace("warp._src.context.", "wp.").replace("NoneType", "None")
 
 
 def results_tables(docs_dir: Path, env_ids: tuple[str, ...]) -> str:

@@ -4,12 +4,16 @@ the sources.
 - ``tasks/index.md`` and ``tasks/<Name>.md``: one page per registered shipped ID (``steel_envs.ENV_IDS``), from the
   task class and a built 1-world CPU env (:mod:`task_pages`);
 - ``_generated/cli.md``: every command's ``--help``, included by ``cli.md``;
+- ``_generated/solver_options.md``: every option of both solvers with its range and "when to change" note, from
+  :mod:`steel_envs.solver_options`, included by ``solver_options.md``;
 - ``_generated/results.md``: the tables of ``docs/reference/*.json`` and ``docs/bench_*.json``, included by
   ``results.md``;
 - ``_generated/tasks.json``: each ID's solver, sizes, control dt and episode length (the README's task table is
   checked against it by ``tests/test_docs.py``).
 
-Both folders are git-ignored. A file is rewritten only when its text changed, so an unchanged page is not read
+The task pages show the committed animations ``docs/media/<Name>.webp`` (recorded by
+``python -m steel_envs.training.benchmarks.media``); the build never records. Both generated folders are
+git-ignored. A file is rewritten only when its text changed, so an unchanged page is not read
 again by an incremental build. ``steel_docs_generate = False`` (``-D steel_docs_generate=0``) skips the generation,
 for a build of other sources with this configuration.
 """
@@ -28,7 +32,7 @@ GENERATED = ("tasks", "_generated")
 
 def generate(srcdir: Path) -> dict[str, str]:
     """Write every generated page under ``srcdir`` (the docs folder); return relative path -> text."""
-    from reference_pages import cli_reference, results_tables
+    from reference_pages import cli_reference, results_tables, solver_options_reference
     from task_pages import task_pages
 
     import steel_envs
@@ -38,6 +42,7 @@ def generate(srcdir: Path) -> dict[str, str]:
     pages = task_pages(steel_envs.ENV_IDS, srcdir)
     pages["_generated/cli.md"] = cli_reference()
     pages["_generated/results.md"] = results_tables(srcdir, steel_envs.ENV_IDS)
+    pages["_generated/solver_options.md"] = solver_options_reference()
     for folder in GENERATED:
         for path in sorted((srcdir / folder).glob("*")) if (srcdir / folder).exists() else []:
             if path.relative_to(srcdir).as_posix() not in pages:
@@ -51,6 +56,10 @@ def generate(srcdir: Path) -> dict[str, str]:
 
 
 def _on_builder_inited(app: Any) -> None:
+    # The task animations (docs/media/*.webp): every current browser shows WebP, Sphinx's HTML builder does not
+    # list it, and without it an image would warn "no matching candidate".
+    if "image/webp" not in app.builder.supported_image_types:
+        app.builder.supported_image_types = [*app.builder.supported_image_types, "image/webp"]
     if app.config.steel_docs_generate:
         generate(Path(app.srcdir))
 

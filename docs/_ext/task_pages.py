@@ -108,6 +108,7 @@ def _page(facts: dict[str, Any], env: Any, docs_dir: Path, changelog: str) -> st
     parts = [
         f"# {facts['name']}\n\n{facts['description']}",
         _summary(facts),
+        _animation(facts["id"], docs_dir),
         _section("Action space", _docstring(sections, "Action space")),
         _observations(env, sections),
         _rewards(env, sections),
@@ -123,6 +124,19 @@ def _page(facts: dict[str, Any], env: Any, docs_dir: Path, changelog: str) -> st
         _section("Changelog", changelog_sections(changelog, facts["name"]) or "No entry under Unreleased."),
     ]
     return _plain_roles("\n\n".join(p for p in parts if p).rstrip()) + "\n"
+
+
+def _animation(env_id: str, docs_dir: Path) -> str:
+    """The committed animation of the ID's reference policy (``docs/media/<Name>.webp``), linked, never recorded
+    here; a note naming the command that records it where none is committed."""
+    name, command = env_id.split("/")[-1], f"python -m steel_envs.training.benchmarks.media {env_id}"
+    if not (docs_dir / "media" / f"{name}.webp").exists():
+        return f"No animation yet: `{command}` records it."
+    return (
+        f"![{name} running its reference policy](../media/{name}.webp)\n\n"
+        f"The shipped reference policy (seed 0) on one world, as `steel-envs record {env_id} --policy reference` "
+        f"runs it; recorded by `{command}`."
+    )
 
 
 def _section(heading: str, body: str) -> str:
