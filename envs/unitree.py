@@ -1,0 +1,160 @@
+"""Unitree scenes: the vendored Go1 (:class:`Go1Scene`) and G1 (:class:`G1Scene`) on a ground plane, joint position
+targets around the standing pose tracked by SolverSteel's PD drives with mjlab's gains and limits
+(:mod:`steel_envs.assets`).
+
+World layout (newton 1.8.0): Go1 13 bodies (trunk first), a free root joint and 12 hinges in
+``steel_envs.assets.GO1.joints`` order (19 coordinates, 18 DOFs); G1 30 bodies (pelvis first), a free root joint
+and 29 hinges in ``steel_envs.assets.G1.joints`` order (36 coordinates, 35 DOFs). z is up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import newton
+import numpy as np
+import warp as wp
+
+from steel_envs.assets import G1, GO1, RobotModel
+from steel_envs.ranges import at_least, declare
+from steel_envs.solver_options import SteelSolverOptions
+from steel_envs.spec import InitialStateSpec, TaskConfig
+from steel_envs.vector_env import SteelVectorEnv
+
+__all__ = ["G1Scene", "Go1Scene", "UnitreeScene", "UnitreeSceneConfig"]
+
+ROOT_DOFS = 6
+ROOT_COORDS = 7
+
+
+@dataclass(kw_only=True)
+class UnitreeSceneConfig(TaskConfig):
+    """Scene fields of the Unitree robots: the initial-state distribution."""
+
+    joint_noise: float = 0.0
+    """U(-s, s) noise on the initial joint angles around the standing pose [rad]."""
+
+    field_ranges = declare(joint_noise=at_least(0.0, "a noise half-width [rad]"))
+
+
+@wp.kernel(enable_backward=False)
+def _apply_targets(
+    actions: wp.array2d[wp.float32],
+    standing_pose: wp.array[wp.float32],
+    action_scale: wp.array[wp.float32],
+    coord_world_start: wp.array[wp.int32],
+    joint_target_q: wp.array[wp.float32],
+):
+    # Position targets have the coordinate layout of joint_q (7 root coordinates), not the DOF layout.
+    w, j = wp.tid()
+    joint_target_q[coord_world_start[w] + ROOT_COORDS + j] = standing_pose[j] + action_scale[j] * actions[w, j]
+
+
+class UnitreeScene(SteelVectorEnv):
+    """A vendored Unitree robot (``robot``) on SolverSteel; tasks add observations, rewards and terminations.
+
+    Physics: dt 0.005 s, decimation 4 (control dt 0.02 s, 50 Hz), mjlab's velocity task's
+    (``mjlab/tasks/velocity/velocity_env_cfg.py:449,454``). Action: one value in [-1, 1] per actuated joint, the
+    joint position target ``standing_pose + action_scale * action`` [rad] with mjlab's per-joint
+    ``action_scale = 0.25 * effort_limit / stiffness``, tracked by the PD drives with the model's gains, armature and
+    effort limits (:class:`steel_envs.assets.RobotModel`); action 0 holds the standing pose.
+
+    Joint limits, enforced by the solver: the MJCF's position ranges (limit rows within ``joint_limit_activation_gap``
+    of a limit); the motors' effort limits by the drive rows (``drive_mode="rows"``, impulse clamped at
+    ``effort_limit * dt``); the motors' velocity limits by the clamp fused into the drive rows. mjlab's actuators
+    carry no velocity limit (MuJoCo enforces none); these scenes enforce the motor's.
+
+    Start: base upright at ``robot.spawn_height``, joints at the standing pose (+- ``joint_noise``), at rest.
+    """
+
+    robot: ClassVar[RobotModel]
+    """The vendored model (:data:`steel_envs.assets.GO1`, :data:`steel_envs.assets.G1`)."""
+    spawn_height: ClassVar[float]
+    """Base height at reset [m]: the keyframe's, raised where the keyframe has the feet inside the ground."""
+
+    config_cls = UnitreeSceneConfig
+    config: UnitreeSceneConfig
+    physics_dt = 0.005
+    decimation = 4
+    enable_collisions = True
+    add_ground_plane = True
+    camera_tracked_body = 0
+
+    def build_world(self, builder: newton.ModelBuilder) -> None:
+        """Add the robot (:meth:`steel_envs.assets.RobotModel.add_to`) without self-collisions.
+
+        mjlab's ``FULL_COLLISION`` collides the robot's own capsules too; here the overlapping capsules of
+        neighbouring links keep contacts within their gaps in every step (a standing Go1: 114 contacts and 322
+        constraint rows per world with them, 42 and 122 without), so the scenes leave them out, as QuadrupedScene does.
+        """
+        self.robot.add_to(builder, enable_self_collisions=False)
+
+    def initial_state(self) -> InitialStateSpec:
+        """Base at ``spawn_height`` upright, joints at the standing pose +- ``joint_noise``, at rest."""
+        q = self.robot.standing_q
+        q[2] = self.spawn_height
+        q_noise = np.zeros_like(q)
+        q_noise[ROOT_COORDS:] = self.config.joint_noise
+        dofs = ROOT_DOFS + len(self.robot.joints)
+        return InitialStateSpec(default_q=q, default_qd=np.zeros(dofs), q_noise=q_noise, qd_noise=np.zeros(dofs))
+
+    def _setup_scene(self) -> None:
+        self._standing_pose = wp.array(self.robot.standing_pose, dtype=wp.float32, device=self.wp_device)
+        self._action_scale = wp.array(self.robot.action_scale, dtype=wp.float32, device=self.wp_device)
+
+    def _apply_actions(self) -> None:
+        wp.launch(
+            _apply_targets,
+            (self.num_envs, self.action_dim),
+            inputs=[self.actions, self._standing_pose, self._action_scale, self.model.joint_coord_world_start],
+            outputs=[self.control.joint_target_q],
+            device=self.wp_device,
+        )
+
+
+class Go1Scene(UnitreeScene):
+    """Unitree Go1 (12.7 kg, 12 actuated hinges) on a ground plane; see :class:`UnitreeScene`."""
+
+    robot = GO1
+    # The keyframe's 0.278 m puts the foot spheres 16.5 mm into the ground (newton 1.8.0's FK), past the
+    # penetration limit; 0.295 m starts them 0.5 mm above it.
+    spawn_height = 0.295
+    # Contacts standing under zero actions: 42 per world (newton 1.8.0, CPU); 2x headroom.
+    rigid_contacts_per_world = 96
+    action_dim = len(GO1.joints)
+    camera_eye = (0.9, -1.4, 0.6)
+    camera_target = (0.0, 0.0, 0.25)
+    solver_defaults = SteelSolverOptions(
+        drive_mode="rows",
+        enable_joint_limits=True,
+        enable_joint_velocity_limits=True,
+        # The options page: keep the gap above 2 * max|qd| * dt = 2 * 30.1 rad/s * 0.005 s = 0.3 rad.
+        joint_limit_activation_gap=0.35,
+        # Rows measured with row_watermark=True standing under zero actions (newton 1.8.0, CPU): 122 per world (12
+        # drives, the feet's and nearby capsules' contact and friction rows); 256 keeps 2x headroom.
+        articulation_constraint_max=256,
+    )
+
+
+class G1Scene(UnitreeScene):
+    """Unitree G1 (33.3 kg, 29 actuated hinges) on a ground plane; see :class:`UnitreeScene`."""
+
+    robot = G1
+    # At the keyframe's 0.76 m the foot capsules' lowest points are 3.5 mm above the ground (newton 1.8.0's FK).
+    spawn_height = 0.76
+    # Contacts under zero actions, standing and falling over: up to 57 per world (newton 1.8.0, CPU); 2x headroom.
+    rigid_contacts_per_world = 128
+    action_dim = len(G1.joints)
+    camera_eye = (2.0, -2.5, 0.8)
+    camera_target = (0.0, 0.0, 0.6)
+    solver_defaults = SteelSolverOptions(
+        drive_mode="rows",
+        enable_joint_limits=True,
+        enable_joint_velocity_limits=True,
+        # 2 * max|qd| * dt = 2 * 37 rad/s * 0.005 s = 0.37 rad.
+        joint_limit_activation_gap=0.4,
+        # Rows measured with row_watermark=True under zero actions, standing and falling over (newton 1.8.0, CPU):
+        # up to 197 per world; 384 keeps 2x headroom.
+        articulation_constraint_max=384,
+    )

@@ -1,0 +1,152 @@
+"""The vendored robot models: license and provenance beside every model, packaged; joints, DOFs and actuation
+against an independent parse of the MJCF and mjlab's published formulas; standing under the default targets."""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import newton
+import numpy as np
+import pytest
+import torch
+import warp as wp
+from steel_envs.envs.unitree import G1Scene, Go1Scene, UnitreeScene
+
+from steel_envs.assets import ASSET_ROOT, G1, GO1, RobotModel
+from steel_envs.spec import ObservationBlock, RewardTerm, term
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _model_folders() -> list[Path]:
+    return sorted({p.parent for p in ASSET_ROOT.rglob("*.xml")})
+
+
+def test_every_model_folder_has_its_license_and_provenance_and_is_packaged() -> None:
+    folders = _model_folders()
+    assert {f.name for f in folders} >= {"unitree_go1", "unitree_g1"}
+    # pyproject's package-data line of the package (tomllib is 3.11+; the project supports 3.10).
+    line = next(x for x in (ROOT / "pyproject.toml").read_text().splitlines() if x.startswith('"steel_envs.assets" ='))
+    shipped = ast.literal_eval(line.split("=", 1)[1].strip())
+    for folder in folders:
+        assert "Apache License" in (folder / "LICENSE").read_text(), folder
+        provenance = (folder / "PROVENANCE.md").read_text()
+        for needed in ("mjlab", "1.6.0", "sha256", "What was changed", "BSD-3-Clause"):
+            assert needed in provenance, (folder.name, needed)
+        for path in folder.rglob("*"):
+            relative = path.relative_to(ASSET_ROOT).as_posix()
+            assert path.is_dir() or any(fnmatch.fnmatch(relative, p) for p in shipped), f"not packaged: {relative}"
+    total = sum(p.stat().st_size for f in folders for p in f.rglob("*") if p.is_file())
+    assert total <= 8_000_000, f"vendored models take {total} bytes"
+
+
+def _mjcf_hinges_and_bodies(path: Path) -> tuple[list[tuple[str, float, float]], int]:
+    """(name, lower, upper) of every hinge in document order and the number of bodies, read with ElementTree."""
+    root = ET.parse(path).getroot()
+    hinges = [
+        (j.get("name"), *map(float, j.get("range").split()))
+        for j in root.iter("joint")
+        if j.get("type", "hinge") == "hinge" and j.get("name")
+    ]
+    return hinges, len(list(root.find("worldbody").iter("body")))
+
+
+@pytest.mark.parametrize(("robot", "bodies", "dofs"), [(GO1, 13, 18), (G1, 30, 35)], ids=["go1", "g1"])
+def test_joints_dofs_and_actuation_match_the_mjcf(robot: RobotModel, bodies: int, dofs: int) -> None:
+    hinges, body_count = _mjcf_hinges_and_bodies(robot.mjcf)
+    assert body_count == bodies and len(hinges) == dofs - 6
+    assert robot.joints == tuple(h[0] for h in hinges)
+    builder = newton.ModelBuilder()
+    dof_index = robot.add_to(builder)
+    assert (builder.body_count, builder.joint_dof_count) == (bodies, dofs)
+    assert dof_index == list(range(6, dofs))
+    np.testing.assert_allclose(builder.joint_limit_lower[6:], [h[1] for h in hinges], rtol=1e-6)
+    np.testing.assert_allclose(builder.joint_limit_upper[6:], [h[2] for h in hinges], rtol=1e-6)
+    np.testing.assert_allclose(builder.joint_target_ke[6:], robot.stiffness, rtol=1e-6)
+    np.testing.assert_allclose(builder.joint_armature[6:], robot.armature, rtol=1e-6)
+    np.testing.assert_allclose(builder.joint_effort_limit[6:], robot.effort_limit, rtol=1e-6)
+    np.testing.assert_allclose(builder.joint_target_q[7:], robot.standing_pose, rtol=1e-6)
+    assert all(lo <= q <= hi for (_, lo, hi), q in zip(hinges, robot.standing_pose, strict=True))
+
+
+def test_actuation_constants_are_mjlabs() -> None:
+    """A few gains recomputed by hand from mjlab's formulas: ke = J omega^2, kd = 4 J omega (10 Hz, damping ratio 2),
+    J the reflected rotor inertia; action scale 0.25 effort / ke."""
+    omega = 20 * math.pi
+    go1 = dict(zip(GO1.joints, zip(GO1.stiffness, GO1.damping, GO1.action_scale, strict=True), strict=True))
+    hip_j, knee_j = 0.000111842 * 36, 0.000111842 * 81
+    np.testing.assert_allclose(
+        go1["FR_hip_joint"][:3], [hip_j * omega**2, 4 * hip_j * omega, 0.25 * 23.7 / 15.895], rtol=1e-3
+    )
+    np.testing.assert_allclose(go1["RL_calf_joint"][:2], [knee_j * omega**2, 4 * knee_j * omega], rtol=1e-6)
+    g1 = dict(zip(G1.joints, G1.armature, strict=True))
+    # 7520-22 (hip roll, knee): rotor inertias (0.489, 0.109, 0.738) 1e-4, stages 4.5 and 5.
+    assert g1["left_knee_joint"] == pytest.approx(0.489e-4 * 22.5**2 + 0.109e-4 * 25 + 0.738e-4, rel=1e-6)
+    assert g1["right_ankle_pitch_joint"] == pytest.approx(2 * g1["left_elbow_joint"], rel=1e-6)
+    assert dict(zip(G1.joints, G1.standing_pose, strict=True))["left_knee_joint"] == pytest.approx(0.669)
+
+
+@wp.struct
+class _BaseState:
+    body_q: wp.array[wp.transform]
+    bodies: wp.int32
+
+
+@term("base height")
+def _base_height(s: Any, w: int) -> float:
+    return wp.transform_get_translation(s.body_q[w * s.bodies])[2]
+
+
+def _standing_env(scene: type[UnitreeScene]) -> UnitreeScene:
+    class Standing(scene):
+        observations = (ObservationBlock("base_height", 1, _base_height, "base height", "m"),)
+        rewards = (RewardTerm("base_height", _base_height),)
+
+        def _setup_task(self) -> None:
+            self.term_state = _BaseState()
+            self.term_state.body_q, self.term_state.bodies = self.state_0.body_q, self.bodies_per_world
+
+    return Standing(1, device="cpu", seed=0)
+
+
+def _hold_default_targets(scene: type[UnitreeScene], seconds: float = 2.0) -> tuple[np.ndarray, np.ndarray, list]:
+    """Base height [m] and tilt [deg] after every control step under zero actions, and the steps' end flags."""
+    env = _standing_env(scene)
+    heights, tilts, ends = [], [], []
+    for _ in range(round(seconds / env.control_dt)):
+        _, _, terminated, truncated, info = env.step(torch.zeros(1, env.action_dim))
+        pose = wp.to_torch(env.state_0.body_q)[0].clone()  # the base, the world's first body
+        assert torch.isfinite(wp.to_torch(env.state_0.joint_q)).all() and torch.isfinite(pose).all()
+        x, y = float(pose[3]), float(pose[4])
+        heights.append(float(pose[2]))
+        tilts.append(math.degrees(math.acos(max(-1.0, min(1.0, 1 - 2 * (x * x + y * y))))))
+        ends.append((bool(terminated[0]), bool(truncated[0]), bool(info["constraint_overflow"][0])))
+    env.close()
+    return np.array(heights), np.array(tilts), ends
+
+
+def test_go1_stands_under_its_default_targets() -> None:
+    """2 s at the standing pose's targets with mjlab's gains: base within 3 cm of the keyframe's 0.278 m, tilt
+    under 10 degrees, no episode end (overflow, penetration, non-finite), all finite."""
+    heights, tilts, ends = _hold_default_targets(Go1Scene)
+    assert not any(any(e) for e in ends), ends
+    assert np.abs(heights - GO1.standing_height).max() <= 0.03, heights
+    assert tilts.max() < 10.0, tilts
+
+
+def test_g1_under_its_default_targets() -> None:
+    """2 s at the standing pose's targets with mjlab's gains: finite, no overflow, no penetration. Standing is
+    expected to fail: with these gains the G1 is statically unstable at the ankles (two ankle drives of
+    2 x 28.5 N m/rad against m g h of about 230 N m/rad) and tips over after about 1 s, as it does in MuJoCo with
+    the same model and gains; holding it up is the policy's job."""
+    heights, tilts, ends = _hold_default_targets(G1Scene)
+    assert not any(any(e) for e in ends), ends
+    stands = np.abs(heights - G1.standing_height).max() <= 0.03 and tilts.max() < 10.0
+    assert np.abs(heights[:25] - G1.standing_height).max() <= 0.03 and tilts[:25].max() < 10.0  # the first 0.5 s
+    if not stands:
+        pytest.xfail(f"G1 tips over under its default targets (tilt {tilts.max():.0f} deg within 2 s)")
