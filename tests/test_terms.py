@@ -96,6 +96,8 @@ def test_a_term_needs_a_warp_function_and_a_task_its_term_state() -> None:
     env_cls = _define(_setup_task=lambda self: None)
     with pytest.raises(TypeError, match=r"_setup_task must set self\.term_state"):
         env_cls(num_envs=1, device="cpu")
+    with pytest.raises(TypeError, match=r"PendulumProbe\.rewards: expected at least one RewardTerm, got none"):
+        _define(rewards=())(num_envs=1, device="cpu")  # an IndexError deep in the kernel assembly before
 
 
 def test_group_kernels_are_shared_by_tasks_with_the_same_terms() -> None:

@@ -154,6 +154,8 @@ class TermGroups:
             raise TypeError(f"{owner}: _setup_task must set self.term_state, the @wp.struct its term functions read")
         self._observe = _blocks_kernel(_blocks(blocks))
         self._observe_privileged = _blocks_kernel(_blocks(privileged)) if privileged else None
+        if not env.rewards:  # the reward is the weighted sum of the terms: an empty sum has no kernel to assemble
+            raise TypeError(f"{owner}.rewards: expected at least one RewardTerm, got none")
         self._rewards = _values_kernel(_functions(env.rewards), wp.float32)
         self._terminations = _values_kernel(_functions(env.terminations), wp.bool) if env.terminations else None
         self._metrics = _values_kernel(_functions(env.metrics), wp.float32) if env.metrics else None
