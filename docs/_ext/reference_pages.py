@@ -108,9 +108,38 @@ def _type_name(hint: Any) -> str:
 
 
 def results_tables(docs_dir: Path, env_ids: tuple[str, ...]) -> str:
-    """Markdown: the reference results of every ID (``docs/reference/<Name>.json``) and the throughput tables
-    (``docs/bench_*.json``)."""
-    return "\n\n".join([_reference_table(docs_dir, env_ids), *_bench_tables(docs_dir)]) + "\n"
+    """Markdown: the reference results of every ID (``docs/reference/<Name>.json``), the throughput tables
+    (``docs/bench_*.json``) and the soak runs (``docs/soak_*.json``)."""
+    parts = [_reference_table(docs_dir, env_ids), *_bench_tables(docs_dir), _soak_table(docs_dir)]
+    return "\n\n".join(part for part in parts if part) + "\n"
+
+
+def _soak_table(docs_dir: Path) -> str:
+    rows = []
+    for path in sorted(docs_dir.glob("soak_*.json")):
+        r = json.loads(path.read_text())
+        rows.append(
+            [
+                code(r["command"]),
+                f"{r['env_steps']:,}",
+                f"{sum(r['faults'].values())}",
+                f"{len(r['missed'])}",
+                f"{r['worlds_lost']}",
+                f"{r['rss_growth_mib']:+.1f} MiB ({100 * r['rss_growth_fraction']:+.1f} %)",
+                f"{r['warp_growth_mib']:+.2f} MiB",
+            ]
+        )
+    if not rows:
+        return ""
+    return (
+        "## Robustness: soak runs\n\n"
+        "Random actions with a fault injected every 50 control steps (a NaN in a world's joint velocities, a NaN and "
+        "an infinity in its actions, a forced constraint overflow, a masked reset of a quarter of the worlds): each "
+        "must end its world's episode in the same step with its cause, and nothing non-finite may reach the "
+        "observations, rewards or `final_obs`. A world is lost if an episode outlives its time limit. Memory growth "
+        "is measured from 10 % to 100 % of the run (`steel_envs.training.benchmarks.soak`).\n\n"
+        + table(["command", "env-steps", "faults", "escaped", "lost", "RSS growth", "Warp growth"], rows, "lrrrrrr")
+    )
 
 
 def _estimate(e: dict[str, Any]) -> str:
