@@ -14,6 +14,7 @@ import newton.examples
 import numpy as np
 import warp as wp
 
+from steel_envs import kernels
 from steel_envs.ranges import at_least, declare, positive
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.spec import InitialStateSpec, TaskConfig
@@ -59,19 +60,6 @@ class QuadrupedSceneConfig(TaskConfig):
         initial_height=positive("a height above the ground [m]"),
         joint_noise=at_least(0.0, "a noise half-width [rad]"),
     )
-
-
-@wp.kernel(enable_backward=False)
-def _apply_targets(
-    actions: wp.array2d[wp.float32],
-    default_pose: wp.array[wp.float32],
-    action_scale: wp.float32,
-    coord_world_start: wp.array[wp.int32],
-    joint_target_q: wp.array[wp.float32],
-):
-    # Position targets have the coordinate layout of joint_q (7 root coordinates), not the DOF layout.
-    w, j = wp.tid()
-    joint_target_q[coord_world_start[w] + ROOT_COORDS + j] = default_pose[j] + action_scale * actions[w, j]
 
 
 class QuadrupedScene(SteelVectorEnv):
@@ -150,16 +138,19 @@ class QuadrupedScene(SteelVectorEnv):
 
     def _setup_scene(self) -> None:
         self._default_pose = wp.array(DEFAULT_POSE, dtype=wp.float32, device=self.wp_device)
+        scale = np.full(len(JOINTS), self.config.action_scale, np.float32)
+        self._action_scale = wp.array(scale, dtype=wp.float32, device=self.wp_device)
 
     def _apply_actions(self) -> None:
         wp.launch(
-            _apply_targets,
+            kernels.joint_position_targets,
             (self.num_envs, self.action_dim),
             inputs=[
                 self.actions,
                 self._default_pose,
-                float(self.config.action_scale),
+                self._action_scale,
                 self.model.joint_coord_world_start,
+                ROOT_COORDS,
             ],
             outputs=[self.control.joint_target_q],
             device=self.wp_device,

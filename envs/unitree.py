@@ -16,6 +16,7 @@ import newton
 import numpy as np
 import warp as wp
 
+from steel_envs import kernels
 from steel_envs.assets import G1, GO1, RobotModel
 from steel_envs.ranges import at_least, declare
 from steel_envs.solver_options import SteelSolverOptions
@@ -36,19 +37,6 @@ class UnitreeSceneConfig(TaskConfig):
     """U(-s, s) noise on the initial joint angles around the standing pose [rad]."""
 
     field_ranges = declare(joint_noise=at_least(0.0, "a noise half-width [rad]"))
-
-
-@wp.kernel(enable_backward=False)
-def _apply_targets(
-    actions: wp.array2d[wp.float32],
-    standing_pose: wp.array[wp.float32],
-    action_scale: wp.array[wp.float32],
-    coord_world_start: wp.array[wp.int32],
-    joint_target_q: wp.array[wp.float32],
-):
-    # Position targets have the coordinate layout of joint_q (7 root coordinates), not the DOF layout.
-    w, j = wp.tid()
-    joint_target_q[coord_world_start[w] + ROOT_COORDS + j] = standing_pose[j] + action_scale[j] * actions[w, j]
 
 
 class UnitreeScene(SteelVectorEnv):
@@ -105,9 +93,15 @@ class UnitreeScene(SteelVectorEnv):
 
     def _apply_actions(self) -> None:
         wp.launch(
-            _apply_targets,
+            kernels.joint_position_targets,
             (self.num_envs, self.action_dim),
-            inputs=[self.actions, self._standing_pose, self._action_scale, self.model.joint_coord_world_start],
+            inputs=[
+                self.actions,
+                self._standing_pose,
+                self._action_scale,
+                self.model.joint_coord_world_start,
+                ROOT_COORDS,
+            ],
             outputs=[self.control.joint_target_q],
             device=self.wp_device,
         )

@@ -685,3 +685,19 @@ def flag_penetration(
             if particle_q[i][2] < 0.0:
                 flagged = True
     penetration[0, w] = flagged
+
+
+@wp.kernel(enable_backward=False)
+def joint_position_targets(
+    actions: wp.array2d[wp.float32],
+    default_pose: wp.array[wp.float32],
+    action_scale: wp.array[wp.float32],
+    coord_world_start: wp.array[wp.int32],
+    first_coord: wp.int32,
+    joint_target_q: wp.array[wp.float32],
+):
+    """Joint position targets around a pose: ``default_pose[j] + action_scale[j] * actions[w, j]`` [rad] for actuated
+    joint j of world w. Targets have the coordinate layout of ``joint_q``; the actuated joints start ``first_coord``
+    coordinates into each world (7 after a free root)."""
+    w, j = wp.tid()
+    joint_target_q[coord_world_start[w] + first_coord + j] = default_pose[j] + action_scale[j] * actions[w, j]
