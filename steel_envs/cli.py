@@ -425,12 +425,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     where) and exit status 130, without a traceback (shard workers ignore SIGINT; their env is closed on the way
     out)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if not a.startswith("-")), "command")
     try:
         return _dispatch(argv)
     except KeyboardInterrupt:
-        return stopped_by_ctrl_c(next((a for a in argv if not a.startswith("-")), "command"))
+        return stopped_by_ctrl_c(command)
     except ShardError as e:  # a worker process died or hung: what the error names is the whole story
-        print(f"steel-envs {next((a for a in argv if not a.startswith('-')), 'command')}: {e}", file=sys.stderr)
+        print(f"steel-envs {command}: {e}", file=sys.stderr)
         return 1
 
 

@@ -27,7 +27,7 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 from .arguments import check_actions, check_episode_lengths, check_reset_options, check_world_factors
-from .sharding import REPORT_ENV, ShardError, refuse_in_a_spawning_worker
+from .sharding import REPORT_ENV, ShardError, check_worker_timeout, refuse_in_a_spawning_worker
 
 __all__ = ["ShardedVectorEnv"]
 
@@ -201,9 +201,7 @@ def _check_counts(num_envs: Any, num_shards: Any, worker_timeout: Any, kwargs: d
         raise ValueError(f"num_shards: expected an int >= 1, got {num_shards!r}")
     if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < num_shards:
         raise ValueError(f"num_envs: expected an int >= num_shards={num_shards}, got {num_envs!r}")
-    bad = isinstance(worker_timeout, bool) or not isinstance(worker_timeout, (int, float))
-    if bad or not 0 < worker_timeout < float("inf"):
-        raise ValueError(f"worker_timeout: expected a finite number of seconds > 0, got {worker_timeout!r}")
+    check_worker_timeout(worker_timeout)
 
 
 class ShardedVectorEnv(gym.vector.VectorEnv):
@@ -260,7 +258,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
             seed = int(np.random.SeedSequence().entropy % 2**63)
         self.num_envs = num_envs
         self.num_shards = num_shards
-        self.worker_timeout = float(worker_timeout)
+        self.worker_timeout = check_worker_timeout(worker_timeout)
         self._copy_probe(probe)
         task_info = {key: view.dtype for key, view in probe.task_info.items()}
         self._shared = self._allocate(probe, task_info)

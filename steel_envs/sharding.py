@@ -20,6 +20,7 @@ __all__ = [
     "WORKER_TIMEOUT_ARG",
     "ShardError",
     "available_cores",
+    "check_worker_timeout",
     "refuse_in_a_spawning_worker",
     "resolve_shards",
     "shards_arg",
@@ -114,6 +115,17 @@ def shards_arg(value: str) -> int | str:
     if shards < 1:
         raise argparse.ArgumentTypeError(f"expected 'auto' or an int >= 1, got {value!r}")
     return shards
+
+
+def check_worker_timeout(value: Any) -> float:
+    """``value`` as seconds [s] if it is a finite number > 0 (``worker_timeout`` of the sharded env and of train).
+
+    Raises:
+        ValueError: Otherwise, naming ``worker_timeout``.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise ValueError(f"worker_timeout: expected a finite number of seconds > 0, got {value!r}")
+    return float(value)
 
 
 def worker_timeout_arg(value: str) -> float:

@@ -314,11 +314,13 @@ class _Run:
             writer = runner.logger.writer
             if writer is not None:
                 writer.flush()
-            saved = glob.glob(os.path.join(self.run_dir, "model_*.pt"))
-            numbered = [path for path in saved if re.fullmatch(r"model_\d+\.pt", os.path.basename(path))]
+            numbered = {}  # iteration -> rsl_rl's periodic checkpoint (not model_final.pt)
+            for path in glob.glob(os.path.join(self.run_dir, "model_*.pt")):
+                if match := re.fullmatch(r"model_(\d+)\.pt", os.path.basename(path)):
+                    numbered[int(match.group(1))] = path
             if not numbered:
                 raise ShardError(f"{e}; no checkpoint was saved yet") from None
-            last = max(numbered, key=lambda path: int(os.path.basename(path)[6:-3]))
+            last = numbered[max(numbered)]
             raise ShardError(f"{e}; the run continues from its last checkpoint with --resume {last}") from None
 
     def _resume(self, runner) -> int:

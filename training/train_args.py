@@ -13,6 +13,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import tyro
 
+from steel_envs.sharding import check_worker_timeout
 from steel_envs.train_config import PpoConfig
 
 from .cli_args import diagnose, find_env_id, given
@@ -106,9 +107,7 @@ def plan(args: TrainArgs) -> TrainPlan:
         value = getattr(args, name)
         if value != "auto" and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise ValueError(f"{name}: expected an int >= 1 or 'auto', got {value!r}")
-    timeout = args.worker_timeout
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
-        raise ValueError(f"worker_timeout: expected a finite number of seconds > 0, got {timeout!r}")
+    check_worker_timeout(args.worker_timeout)
     seconds = args.max_seconds
     if seconds is not None and not (isinstance(seconds, (int, float)) and seconds > 0 and math.isfinite(seconds)):
         raise ValueError(f"max_seconds: expected a finite number > 0 or None, got {seconds!r}")
