@@ -46,6 +46,21 @@ _SHORT = {
         {"max_tilt_cos": -2.0, "contact_force_threshold": 1e9},
     ),
     "steel_envs/ClothFold-v0": ({"max_episode_steps": 8}, {}),
+    # Without randomization (its draws are task state the fresh world does not share), heading mode (which turns
+    # the command with the heading) and a resample within the test.
+    **dict.fromkeys(
+        ("steel_envs/Go1Velocity-v0", "steel_envs/G1Velocity-v0"),
+        (
+            {"max_episode_steps": 20, "randomize": False, "rel_heading_envs": 0.0, "command_resample_time": (9, 9)},
+            {
+                "randomize": False,
+                "rel_heading_envs": 0.0,
+                "command_resample_time": (9, 9),
+                "max_tilt_cos": -2.0,
+                "contact_force_threshold": 1e9,
+            },
+        ),
+    ),
     "steel_envs/SoftPush-v0": ({"max_episode_steps": 10}, {"success_radius": 1e-9}),
 }
 

@@ -25,7 +25,7 @@ import numpy as np
 if TYPE_CHECKING:
     import newton
 
-__all__ = ["ASSET_ROOT", "G1", "GO1", "ROBOTS", "RobotModel"]
+__all__ = ["ASSET_ROOT", "G1", "GO1", "ROBOTS", "RobotModel", "per_joint"]
 
 ASSET_ROOT = Path(__file__).parent
 """Folder of the vendored models, one sub-folder per robot."""
@@ -66,7 +66,7 @@ _G1_7520_22 = _Actuator(_two_stage_planetary((0.489e-4, 0.109e-4, 0.738e-4), (1,
 _G1_4010 = _Actuator(_two_stage_planetary((0.068e-4, 0.0, 0.0), (1, 5, 5)), 5.0, 22.0)
 
 
-def _per_joint(joints: tuple[str, ...], rules: dict[str, object], default: object = None) -> list:
+def per_joint(joints: tuple[str, ...], rules: dict[str, object], default: object = None) -> list:
     """The value of the one rule whose regex fully matches each joint name (mjlab's name patterns).
 
     Raises:
@@ -201,13 +201,13 @@ GO1 = RobotModel(
     # INIT_STATE, go1_constants.py:80-89: base at 0.278 m; thighs 0.9, calves -1.8, right hips 0.1, left hips -0.1.
     standing_height=0.278,
     standing_pose=np.array(
-        _per_joint(
+        per_joint(
             _GO1_JOINTS, {".*thigh_joint": 0.9, ".*calf_joint": -1.8, ".*R_hip_joint": 0.1, ".*L_hip_joint": -0.1}
         ),
         np.float32,
     ),
     # GO1_HIP_ACTUATOR_CFG (hips and thighs) and GO1_KNEE_ACTUATOR_CFG (calves), go1_constants.py:60-73.
-    actuators=tuple(_per_joint(_GO1_JOINTS, {".*_hip_joint|.*_thigh_joint": _GO1_HIP, ".*_calf_joint": _GO1_KNEE})),
+    actuators=tuple(per_joint(_GO1_JOINTS, {".*_hip_joint|.*_thigh_joint": _GO1_HIP, ".*_calf_joint": _GO1_KNEE})),
     feet=tuple(f"{leg}_foot_collision" for leg in ("FR", "FL", "RR", "RL")),
     # FULL_COLLISION, go1_constants.py:116-126: feet friction (1, 5e-3, 5e-4); Newton takes the sliding one.
     foot_friction=1.0,
@@ -223,7 +223,7 @@ G1 = RobotModel(
     # task uses: base at 0.76 m, knees bent; joints not named are at 0.
     standing_height=0.76,
     standing_pose=np.array(
-        _per_joint(
+        per_joint(
             _G1_JOINTS,
             {
                 ".*_hip_pitch_joint": -0.312,
@@ -240,7 +240,7 @@ G1 = RobotModel(
         np.float32,
     ),
     actuators=tuple(
-        _per_joint(
+        per_joint(
             _G1_JOINTS,
             {
                 # g1_constants.py:125-158: one motor class per joint group.

@@ -17,22 +17,33 @@ from steel_envs.spec import term
 
 __all__ = [
     "LeggedState",
+    "TwistCommands",
     "action_rate_l2",
     "ang_vel_xy_l2",
+    "angular_momentum_l2",
     "bad_orientation",
     "base_ang_vel",
+    "base_com_offsets",
     "base_height",
     "base_lin_vel",
     "feet_air_time",
+    "feet_clearance",
     "feet_slide",
+    "feet_slip",
+    "feet_swing_height",
     "flat_orientation_l2",
+    "foot_air_time",
+    "foot_contact",
     "foot_contact_force",
+    "foot_contact_force_log",
+    "foot_height",
     "friction_scale",
     "illegal_contact",
     "joint_acc_l2",
     "joint_deviation_l1",
     "joint_pos_limits",
     "joint_pos_rel",
+    "joint_pos_rel_biased",
     "joint_torques_l2",
     "joint_vel",
     "last_action",
@@ -41,13 +52,21 @@ __all__ = [
     "make_legged_state",
     "mass_scale",
     "projected_gravity",
+    "push_base_velocity",
     "resample_velocity_commands",
     "reset_legged_state",
+    "soft_landing",
     "store_last_actions_and_joint_vel",
+    "torso_ang_vel_xy_l2",
     "track_ang_vel_z_exp",
+    "track_angular_velocity",
     "track_lin_vel_xy_exp",
+    "track_linear_velocity",
     "undesired_contacts",
     "update_feet_air_time",
+    "update_twist_commands",
+    "upright",
+    "variable_posture",
     "velocity_command",
 ]
 
@@ -123,6 +142,36 @@ class LeggedState:
     """Contact force [N] above which a body is in contact."""
     max_tilt_cos: wp.float32
     """Smallest z component of the base's up axis before ``bad_orientation`` ends the episode."""
+    torso: wp.int32
+    """Body whose tilt and roll/pitch rates ``upright`` and ``torso_ang_vel_xy_l2`` read (the base by default)."""
+    foot_offsets: wp.array[wp.vec3]
+    """Per foot, the foot point in its body's frame [m] (mjlab's foot sites): heights and slip speeds are its."""
+    ang_tracking_sigma: wp.float32
+    """Width of ``track_angular_velocity``'s kernel [(rad/s)^2]."""
+    upright_sigma: wp.float32
+    """Width of ``upright``'s kernel [1]."""
+    posture_std: wp.array2d[wp.float32]
+    """(3, joints): per-joint tolerances of ``variable_posture`` standing, walking, running [rad]."""
+    walking_threshold: wp.float32
+    """Command speed |cmd_xy| + |cmd_yaw| from which ``variable_posture`` uses the walking tolerances."""
+    running_threshold: wp.float32
+    """Command speed from which ``variable_posture`` uses the running tolerances."""
+    gait_command_threshold: wp.float32
+    """Command speed |cmd_xy| + |cmd_yaw| above which the gait terms (clearance, swing height, slip, landing) act."""
+    feet_target_height: wp.float32
+    """Swing height of the foot points ``feet_clearance`` and ``feet_swing_height`` aim at [m]."""
+    feet_peak_height: wp.array2d[wp.float32]
+    """(num_envs, feet): highest foot-point height of the current swing [m] (0 in stance)."""
+    encoder_bias: wp.array2d[wp.float32]
+    """(num_envs, joints): the world's joint-encoder offsets added to ``joint_pos_rel_biased`` [rad]."""
+    body_com: wp.array[wp.vec3]
+    """Model ``body_com``: centre of mass in each body's frame [m]."""
+    body_mass: wp.array[wp.float32]
+    """Model ``body_mass`` [kg]."""
+    body_inertia: wp.array[wp.mat33]
+    """Model ``body_inertia`` about the centre of mass, body frame [kg m^2]."""
+    bodies_per_world: wp.int32
+    """Bodies of one world (``angular_momentum_l2`` sums them)."""
 
 
 def make_legged_state(
@@ -137,11 +186,20 @@ def make_legged_state(
     damping: np.ndarray,
     effort_limit: np.ndarray,
     undesired_bodies: tuple[int, ...] = (),
+    torso: int | None = None,
+    foot_offsets: np.ndarray | None = None,
+    posture_std: np.ndarray | None = None,
 ) -> LeggedState:
     """A :class:`LeggedState` over ``env``'s model, state, control, actions and contact wrenches, with the per-joint
     arrays given (float32, action order), zeroed per-world buffers (commands, last actions and joint velocities,
-    feet air times) and the config's ``tracking_sigma``, ``joint_limit_margin``, ``feet_air_time_target``,
-    ``contact_force_threshold`` and ``max_tilt_cos`` (the command threshold is 0.1 m/s)."""
+    feet air times and peak heights, encoder biases) and the config's ``tracking_sigma``, ``joint_limit_margin``,
+    ``feet_air_time_target``, ``contact_force_threshold`` and ``max_tilt_cos`` (the command threshold is 0.1 m/s).
+
+    The mjlab velocity terms' parameters come from the config when it has them (``ang_tracking_sigma``,
+    ``upright_sigma``, ``walking_threshold``, ``running_threshold``, ``gait_command_threshold``,
+    ``feet_target_height``; else ``tracking_sigma``, 0.2, 0.05, 1.5, 0.05, 0.1 m), ``torso`` (default: the base),
+    ``foot_offsets`` ((feet, 3) [m], default: the bodies' origins) and ``posture_std`` ((3, joints) [rad], default
+    ones)."""
     m, s, c, n = env.model, env.state_0, env.config, env.num_envs
 
     def per_joint(values: np.ndarray) -> wp.array:
@@ -175,6 +233,21 @@ def make_legged_state(
     state.command_threshold = 0.1
     state.contact_force_threshold = float(c.contact_force_threshold)
     state.max_tilt_cos = float(c.max_tilt_cos)
+    state.torso = base if torso is None else torso
+    offsets = np.zeros((len(feet), 3), np.float32) if foot_offsets is None else foot_offsets
+    state.foot_offsets = wp.array(np.asarray(offsets, np.float32).reshape(-1, 3), dtype=wp.vec3)
+    state.ang_tracking_sigma = float(getattr(c, "ang_tracking_sigma", c.tracking_sigma))
+    state.upright_sigma = float(getattr(c, "upright_sigma", 0.2))
+    stds = np.ones((3, len(default_joint_pos)), np.float32) if posture_std is None else posture_std
+    state.posture_std = wp.array(np.asarray(stds, np.float32), dtype=wp.float32)
+    state.walking_threshold = float(getattr(c, "walking_threshold", 0.05))
+    state.running_threshold = float(getattr(c, "running_threshold", 1.5))
+    state.gait_command_threshold = float(getattr(c, "gait_command_threshold", 0.05))
+    state.feet_target_height = float(getattr(c, "feet_target_height", 0.1))
+    state.feet_peak_height = wp.zeros((n, len(feet)), dtype=wp.float32)
+    state.encoder_bias = wp.zeros((n, len(default_joint_pos)), dtype=wp.float32)
+    state.body_com, state.body_mass, state.body_inertia = m.body_com, m.body_mass, m.body_inertia
+    state.bodies_per_world = m.body_count // max(1, m.world_count)
     return state
 
 
@@ -209,6 +282,41 @@ def _contact_force(s: Any, w: int, body: int) -> float:
 @wp.func
 def _in_contact(s: Any, w: int, body: int) -> bool:
     return _contact_force(s, w, body) > s.contact_force_threshold
+
+
+@wp.func
+def _foot_point(s: Any, w: int, i: int) -> wp.vec3:
+    """World position of foot ``i``'s point (its body frame offset ``foot_offsets[i]``) [m]."""
+    return wp.transform_point(s.body_q[s.body_world_start[w] + s.feet[i]], s.foot_offsets[i])
+
+
+@wp.func
+def _foot_velocity(s: Any, w: int, i: int) -> wp.vec3:
+    """World velocity of foot ``i``'s point [m/s]: ``v_com + omega x (p - x_com)``."""
+    b = s.body_world_start[w] + s.feet[i]
+    x = s.body_q[b]
+    qd = s.body_qd[b]
+    lever = wp.transform_point(x, s.foot_offsets[i]) - wp.transform_point(x, s.body_com[b])
+    return wp.spatial_top(qd) + wp.cross(wp.spatial_bottom(qd), lever)
+
+
+@wp.func
+def _command_speed(s: Any, w: int) -> float:
+    """mjlab's total command: |cmd_xy| + |cmd_yaw| [m/s + rad/s, as mjlab adds them]."""
+    return wp.sqrt(s.commands[w, 0] * s.commands[w, 0] + s.commands[w, 1] * s.commands[w, 1]) + wp.abs(s.commands[w, 2])
+
+
+@wp.func
+def _gait_active(s: Any, w: int) -> float:
+    """1 while the command asks for motion (above ``gait_command_threshold``), else 0."""
+    return wp.where(_command_speed(s, w) > s.gait_command_threshold, 1.0, 0.0)
+
+
+@wp.func
+def _heading(q: wp.quat) -> float:
+    """Yaw of the body's x axis in the world's xy plane [rad]."""
+    forward = wp.quat_rotate(q, wp.vec3(1.0, 0.0, 0.0))
+    return wp.atan2(forward[1], forward[0])
 
 
 # ---------------------------------------------------------------------------------------------------- observations
@@ -260,6 +368,38 @@ def last_action(s: Any, w: int, j: int) -> float:
 def foot_contact_force(s: Any, w: int, i: int) -> float:
     """Contact force magnitude on foot ``i`` [N]; reads ``body_contact_wrench``, ``feet``."""
     return _contact_force(s, w, s.feet[i])
+
+
+@term("q_j - q_default_j + b_j", source="mjlab joint_pos_rel(biased=True) with dr.encoder_bias")
+def joint_pos_rel_biased(s: Any, w: int, j: int) -> float:
+    """Joint ``j``'s angle minus the standing pose as a biased encoder reads it [rad]: plus the world's
+    ``encoder_bias`` (drawn at reset)."""
+    return s.joint_q[s.coord_world_start[w] + s.root_coords + j] - s.default_joint_pos[j] + s.encoder_bias[w, j]
+
+
+@term("z_foot", source="mjlab foot_height (TerrainHeightSensor; flat ground at z = 0)")
+def foot_height(s: Any, w: int, i: int) -> float:
+    """Height of foot ``i``'s point above the ground plane z = 0 [m]."""
+    return _foot_point(s, w, i)[2]
+
+
+@term("t_air", source="mjlab foot_air_time")
+def foot_air_time(s: Any, w: int, i: int) -> float:
+    """Time since foot ``i`` left the ground [s] (0 in contact); reads ``feet_air_time``."""
+    return s.feet_air_time[w, i]
+
+
+@term("1 if |f_foot| > threshold", source="mjlab foot_contact")
+def foot_contact(s: Any, w: int, i: int) -> float:
+    """1 while foot ``i`` touches something with more than ``contact_force_threshold``, else 0."""
+    return wp.where(_in_contact(s, w, s.feet[i]), 1.0, 0.0)
+
+
+@term("sign(f) log(1 + |f|) per component", source="mjlab foot_contact_forces")
+def foot_contact_force_log(s: Any, w: int, k: int) -> float:
+    """Component ``k % 3`` (world x, y, z) of foot ``k // 3``'s contact force, log-compressed [log N]."""
+    f = wp.spatial_top(s.body_contact_wrench[s.body_world_start[w] + s.feet[k // 3]])[k % 3]
+    return wp.sign(f) * wp.log(1.0 + wp.abs(f))
 
 
 @term("z_base", source="Isaac Lab mdp.base_pos_z")
@@ -420,6 +560,128 @@ def undesired_contacts(s: Any, w: int) -> float:
     return count
 
 
+@term("exp(-(|cmd_xy - v_xy|^2 + v_z^2) / sigma)", source="mjlab track_linear_velocity")
+def track_linear_velocity(s: Any, w: int) -> float:
+    """Planar velocity tracking with the vertical velocity as error too, base frame [1]."""
+    lin = _base_lin_vel(s, w)
+    ex = s.commands[w, 0] - lin[0]
+    ey = s.commands[w, 1] - lin[1]
+    return wp.exp(-(ex * ex + ey * ey + lin[2] * lin[2]) / s.tracking_sigma)
+
+
+@term("exp(-((cmd_yaw - omega_z)^2 + omega_x^2 + omega_y^2) / sigma_ang)", source="mjlab track_angular_velocity")
+def track_angular_velocity(s: Any, w: int) -> float:
+    """Yaw-rate tracking with the roll and pitch rates as error too, base frame [1]; reads ``ang_tracking_sigma``."""
+    ang = _base_ang_vel(s, w)
+    ez = s.commands[w, 2] - ang[2]
+    return wp.exp(-(ez * ez + ang[0] * ang[0] + ang[1] * ang[1]) / s.ang_tracking_sigma)
+
+
+@term("exp(-(g_x^2 + g_y^2) / sigma_up), g gravity in the torso frame", source="mjlab upright")
+def upright(s: Any, w: int) -> float:
+    """Uprightness of the ``torso`` body on flat ground [1]: 1 level, smaller as it tilts; reads ``upright_sigma``."""
+    q = wp.transform_get_rotation(s.body_q[s.body_world_start[w] + s.torso])
+    g = wp.quat_rotate_inv(q, wp.vec3(0.0, 0.0, -1.0))
+    return wp.exp(-(g[0] * g[0] + g[1] * g[1]) / s.upright_sigma)
+
+
+@term("exp(-mean_j (q_j - q_default_j)^2 / std_j^2), std by command speed", source="mjlab variable_posture")
+def variable_posture(s: Any, w: int) -> float:
+    """Closeness to the standing pose with per-joint tolerances ``posture_std`` that loosen with the command speed
+    |cmd_xy| + |cmd_yaw|: standing below ``walking_threshold``, walking below ``running_threshold``, else running
+    [1]."""
+    speed = _command_speed(s, w)
+    regime = int(0)
+    if speed >= s.running_threshold:
+        regime = 2
+    elif speed >= s.walking_threshold:
+        regime = 1
+    q0 = s.coord_world_start[w] + s.root_coords
+    joints = s.default_joint_pos.shape[0]
+    total = float(0.0)
+    for j in range(joints):
+        e = (s.joint_q[q0 + j] - s.default_joint_pos[j]) / s.posture_std[regime, j]
+        total += e * e
+    return wp.exp(-total / float(joints))
+
+
+@term("sum_feet |z_foot - h_target| |v_foot_xy|, 0 when standing", source="mjlab feet_clearance")
+def feet_clearance(s: Any, w: int) -> float:
+    """Distance of each foot point from the swing height, weighted by its planar speed, summed [m^2/s]."""
+    total = float(0.0)
+    for i in range(s.feet.shape[0]):
+        v = _foot_velocity(s, w, i)
+        total += wp.abs(_foot_point(s, w, i)[2] - s.feet_target_height) * wp.sqrt(v[0] * v[0] + v[1] * v[1])
+    return total * _gait_active(s, w)
+
+
+@term("sum over touch-downs of (h_peak / h_target - 1)^2, 0 when standing", source="mjlab feet_swing_height")
+def feet_swing_height(s: Any, w: int) -> float:
+    """Relative error of each landing foot's swing peak against the swing height [1]; reads ``feet_peak_height``."""
+    total = float(0.0)
+    for i in range(s.feet.shape[0]):
+        if s.feet_first_contact_air[w, i] > 0.0:
+            e = s.feet_peak_height[w, i] / s.feet_target_height - 1.0
+            total += e * e
+    return total * _gait_active(s, w)
+
+
+@term("sum over feet in contact of |v_foot_xy|^2, 0 when standing", source="mjlab feet_slip")
+def feet_slip(s: Any, w: int) -> float:
+    """Squared planar speed of the foot points that touch the ground, summed [(m/s)^2]."""
+    total = float(0.0)
+    for i in range(s.feet.shape[0]):
+        if _in_contact(s, w, s.feet[i]):
+            v = _foot_velocity(s, w, i)
+            total += v[0] * v[0] + v[1] * v[1]
+    return total * _gait_active(s, w)
+
+
+@term("sum over touch-downs of |f_foot|, 0 when standing", source="mjlab soft_landing")
+def soft_landing(s: Any, w: int) -> float:
+    """Contact force of the feet that touched down this step, summed [N]."""
+    total = float(0.0)
+    for i in range(s.feet.shape[0]):
+        if s.feet_first_contact_air[w, i] > 0.0:
+            total += _contact_force(s, w, s.feet[i])
+    return total * _gait_active(s, w)
+
+
+@term("omega_x^2 + omega_y^2 of the torso, world frame", source="mjlab body_angular_velocity_penalty")
+def torso_ang_vel_xy_l2(s: Any, w: int) -> float:
+    """Squared world-frame roll and pitch rates of the ``torso`` body [(rad/s)^2]."""
+    ang = wp.spatial_bottom(s.body_qd[s.body_world_start[w] + s.torso])
+    return ang[0] * ang[0] + ang[1] * ang[1]
+
+
+@term("|L|^2, L = sum_i (R_i I_i R_i^T omega_i + m_i (c_i - c) x (v_i - v_c))", source="mjlab angular_momentum_penalty")
+def angular_momentum_l2(s: Any, w: int) -> float:
+    """Squared angular momentum of the whole robot about its centre of mass, world frame [(kg m^2/s)^2] (MuJoCo's
+    ``subtreeangmom`` of the root body, what mjlab's ``root_angmom`` sensor reads)."""
+    b0 = s.body_world_start[w]
+    mass = float(0.0)
+    mc = wp.vec3(0.0)
+    mv = wp.vec3(0.0)
+    spin = wp.vec3(0.0)
+    orbit = wp.vec3(0.0)
+    for k in range(s.bodies_per_world):
+        b = b0 + k
+        x = s.body_q[b]
+        m = s.body_mass[b]
+        c = wp.transform_point(x, s.body_com[b])
+        v = wp.spatial_top(s.body_qd[b])
+        omega = wp.spatial_bottom(s.body_qd[b])
+        r = wp.quat_to_matrix(wp.transform_get_rotation(x))
+        spin += r * (s.body_inertia[b] * (wp.transpose(r) * omega))
+        orbit += m * wp.cross(c, v)
+        mass += m
+        mc += m * c
+        mv += m * v
+    # sum m_i (c_i - c) x (v_i - v_c) = sum m_i c_i x v_i - M c x v_c, with M c = mc and M v_c = mv.
+    total = spin + orbit - wp.cross(mc, mv) / mass
+    return wp.dot(total, total)
+
+
 # ---------------------------------------------------------------------------------------------------- terminations
 
 
@@ -475,7 +737,8 @@ def resample_velocity_commands(
 
 @wp.kernel(enable_backward=False)
 def update_feet_air_time(s: LeggedState, dt: wp.float32):
-    """After the physics: each foot's air time, and the air time that ended at a touch-down this step."""
+    """After the physics: each foot's air time, the air time that ended at a touch-down this step, and the swing's
+    peak foot-point height."""
     w = wp.tid()
     for i in range(s.feet.shape[0]):
         touching = _in_contact(s, w, s.feet[i])
@@ -486,12 +749,17 @@ def update_feet_air_time(s: LeggedState, dt: wp.float32):
             s.feet_air_time[w, i] = 0.0
         else:
             s.feet_air_time[w, i] = s.feet_air_time[w, i] + dt
+            s.feet_peak_height[w, i] = wp.max(s.feet_peak_height[w, i], _foot_point(s, w, i)[2])
 
 
 @wp.kernel(enable_backward=False)
 def store_last_actions_and_joint_vel(s: LeggedState):
-    """After the rewards: the next step's action rate and joint accelerations compare against this step."""
+    """After the rewards: the next step's action rate and joint accelerations compare against this step; a foot that
+    touched down starts its next swing's peak height from 0."""
     w = wp.tid()
+    for i in range(s.feet_peak_height.shape[1]):
+        if s.feet_first_contact_air[w, i] > 0.0:
+            s.feet_peak_height[w, i] = 0.0
     for j in range(s.last_actions.shape[1]):
         s.last_actions[w, j] = s.actions[w, j]
     d0 = s.dof_world_start[w] + s.root_dofs
@@ -501,13 +769,161 @@ def store_last_actions_and_joint_vel(s: LeggedState):
 
 @wp.kernel(enable_backward=False)
 def reset_legged_state(world_mask: wp.array[wp.bool], s: LeggedState):
-    """A reset world's feet have no air time and its last actions and joint velocities are 0."""
+    """A reset world's feet have no air time nor swing peak and its last actions and joint velocities are 0."""
     w = wp.tid()
     if not world_mask[w]:
         return
     for i in range(s.feet_air_time.shape[1]):
         s.feet_air_time[w, i] = 0.0
+        s.feet_peak_height[w, i] = 0.0
     for j in range(s.last_actions.shape[1]):
         s.last_actions[w, j] = 0.0
     for j in range(s.last_joint_vel.shape[1]):
         s.last_joint_vel[w, j] = 0.0
+
+
+@wp.struct
+class TwistCommands:
+    """mjlab's ``UniformVelocityCommand`` (``mjlab/tasks/velocity/mdp/velocity_command.py``): per-world command
+    state and the distribution it draws from. Commands are written to ``LeggedState.commands``."""
+
+    time_left: wp.array[wp.float32]
+    """(num_envs,): time until the world's next resample [s]."""
+    heading_target: wp.array[wp.float32]
+    """(num_envs,): the world heading a heading-mode world turns to [rad]."""
+    mode: wp.array[wp.int32]
+    """(num_envs,): bit 1 heading mode (the yaw rate follows ``heading_target``), bit 2 standing (all zero)."""
+    resample_time: wp.vec2
+    """Range of the time between resamples [s]."""
+    vx: wp.vec2
+    """Range of the forward velocity [m/s]."""
+    vy: wp.vec2
+    """Range of the lateral velocity [m/s]."""
+    yaw_rate: wp.vec2
+    """Range of the yaw rate [rad/s], also the clamp of heading mode's."""
+    heading: wp.vec2
+    """Range of the heading target [rad]."""
+    rel_standing: wp.float32
+    """Probability of a standing command at a resample."""
+    rel_heading: wp.float32
+    """Probability of heading mode at a resample."""
+    rel_forward: wp.float32
+    """Probability of a forward-only command (vx = max(|vx|, 0.3), vy = yaw rate = 0) at a resample."""
+    heading_stiffness: wp.float32
+    """Heading mode's yaw rate per radian of heading error [1/s]."""
+
+
+@wp.kernel(enable_backward=False)
+def update_twist_commands(
+    force: wp.array[wp.bool],
+    dt: wp.float32,
+    c: TwistCommands,
+    s: LeggedState,
+    rng_state: wp.array[wp.uint32],
+):
+    """mjlab's command step: count ``dt`` off the world's resample timer and draw a new command (time, vx, vy, yaw
+    rate, heading target, heading, standing and forward modes) when it runs out or ``force``; then a heading-mode
+    world's yaw rate is ``clamp(stiffness * wrap(heading_target - heading))`` and a standing world's command is 0.
+    With ``dt`` 0 only the ``force`` worlds are touched (a reset)."""
+    w = wp.tid()
+    if dt == 0.0 and not force[w]:
+        return
+    c.time_left[w] = c.time_left[w] - dt
+    if force[w] or c.time_left[w] <= 0.0:
+        rng = rng_state[w]
+        c.time_left[w] = c.resample_time[0] + (c.resample_time[1] - c.resample_time[0]) * wp.randf(rng)
+        s.commands[w, 0] = c.vx[0] + (c.vx[1] - c.vx[0]) * wp.randf(rng)
+        s.commands[w, 1] = c.vy[0] + (c.vy[1] - c.vy[0]) * wp.randf(rng)
+        s.commands[w, 2] = c.yaw_rate[0] + (c.yaw_rate[1] - c.yaw_rate[0]) * wp.randf(rng)
+        c.heading_target[w] = c.heading[0] + (c.heading[1] - c.heading[0]) * wp.randf(rng)
+        mode = int(0)
+        if wp.randf(rng) <= c.rel_heading:
+            mode = mode | 1
+        if wp.randf(rng) <= c.rel_standing:
+            mode = mode | 2
+        c.mode[w] = mode
+        if wp.randf(rng) <= c.rel_forward:
+            s.commands[w, 0] = wp.max(wp.abs(s.commands[w, 0]), 0.3)
+            s.commands[w, 1] = 0.0
+            s.commands[w, 2] = 0.0
+        rng_state[w] = rng
+    if c.mode[w] & 1:
+        error = c.heading_target[w] - _heading(_base_rotation(s, w))
+        error = wp.atan2(wp.sin(error), wp.cos(error))
+        s.commands[w, 2] = wp.clamp(c.heading_stiffness * error, c.yaw_rate[0], c.yaw_rate[1])
+    if c.mode[w] & 2:
+        s.commands[w, 0] = 0.0
+        s.commands[w, 1] = 0.0
+        s.commands[w, 2] = 0.0
+
+
+@wp.kernel(enable_backward=False)
+def push_base_velocity(
+    force: wp.array[wp.bool],
+    dt: wp.float32,
+    interval: wp.vec2,
+    lin: wp.vec3,
+    ang: wp.vec3,
+    dof_world_start: wp.array[wp.int32],
+    time_left: wp.array[wp.float32],
+    rng_state: wp.array[wp.uint32],
+    joint_qd: wp.array[wp.float32],
+):
+    """mjlab's ``push_by_setting_velocity`` as an interval event: when the world's timer runs out, add U(-lin, lin)
+    [m/s] to the floating base's linear and U(-ang, ang) [rad/s] to its angular velocity (world frame; a free
+    joint's first six DOFs) and draw the next interval U(interval) [s]. ``force`` worlds (a reset) only draw
+    their first interval, with ``dt`` 0."""
+    w = wp.tid()
+    rng = rng_state[w]
+    if force[w]:
+        time_left[w] = interval[0] + (interval[1] - interval[0]) * wp.randf(rng)
+        rng_state[w] = rng
+        return
+    if dt == 0.0:
+        return
+    time_left[w] = time_left[w] - dt
+    if time_left[w] > 0.0:
+        return
+    d = dof_world_start[w]
+    for k in range(3):
+        joint_qd[d + k] = joint_qd[d + k] + lin[k] * (2.0 * wp.randf(rng) - 1.0)
+        joint_qd[d + 3 + k] = joint_qd[d + 3 + k] + ang[k] * (2.0 * wp.randf(rng) - 1.0)
+    time_left[w] = interval[0] + (interval[1] - interval[0]) * wp.randf(rng)
+    rng_state[w] = rng
+
+
+@wp.kernel(enable_backward=False)
+def draw_encoder_bias(world_mask: wp.array[wp.bool], bound: wp.float32, rng_state: wp.array[wp.uint32], s: LeggedState):
+    """A reset world's joint-encoder offsets, U(-bound, bound) [rad] per joint (mjlab ``dr.encoder_bias``)."""
+    w = wp.tid()
+    if not world_mask[w]:
+        return
+    rng = rng_state[w]
+    for j in range(s.encoder_bias.shape[1]):
+        s.encoder_bias[w, j] = bound * (2.0 * wp.randf(rng) - 1.0)
+    rng_state[w] = rng
+
+
+@wp.kernel(enable_backward=False)
+def base_com_offsets(
+    world_mask: wp.array[wp.bool],
+    body: wp.int32,
+    nominal: wp.vec3,
+    bounds: wp.vec3,
+    body_world_start: wp.array[wp.int32],
+    rng_state: wp.array[wp.uint32],
+    body_com: wp.array[wp.vec3],
+):
+    """A reset world's ``body`` gets its centre of mass at ``nominal + U(-bounds, bounds)`` per axis [m], body frame
+    (mjlab ``dr.body_com_offset`` with ``operation="add"``)."""
+    w = wp.tid()
+    if not world_mask[w]:
+        return
+    rng = rng_state[w]
+    offset = wp.vec3(
+        bounds[0] * (2.0 * wp.randf(rng) - 1.0),
+        bounds[1] * (2.0 * wp.randf(rng) - 1.0),
+        bounds[2] * (2.0 * wp.randf(rng) - 1.0),
+    )
+    body_com[body_world_start[w] + body] = nominal + offset
+    rng_state[w] = rng

@@ -15,6 +15,9 @@ one. It writes, under ``--out`` (default ``docs/reference``):
 and copies each seed's checkpoint with its ``train_args.json`` to ``--checkpoints`` (default the package's
 ``steel_envs/reference/<Name>/seed<k>/``), where ``--policy reference`` finds seed 0's. It prints a one-line
 summary of the ID; the documentation's results page and the task's page are generated from ``<Name>.json``.
+
+Seeds that do not fit one sitting run one at a time: ``--seeds 1 --merge`` adds seed 1's run to the existing report
+(same command and budget; its baselines are evaluated again).
 """
 
 from __future__ import annotations
@@ -141,6 +144,63 @@ def _row(env_id: str, report: dict) -> str:
     return f"| {env_id.split('/')[-1]} | `{report['command']}` | {steps} | {wall} | {seeds} | {base} |"
 
 
+def _kept_runs(report_path: str, command: str, seeds: list[int]) -> list[dict]:
+    """``--merge``: the runs of the existing report at ``report_path`` other than ``seeds``' (none without one).
+
+    Raises:
+        SystemExit: If the existing report was made by another command (another budget).
+    """
+    if not os.path.exists(report_path):
+        return []
+    with open(report_path) as f:
+        previous = json.load(f)
+    if previous.get("command") != command:
+        raise SystemExit(
+            f"--merge: {report_path} was made by {previous.get('command')!r}, not {command!r}; runs of different "
+            "budgets do not merge"
+        )
+    return [run for run in previous["runs"] if run["seed"] not in seeds]
+
+
+def _train_and_evaluate(a: argparse.Namespace, seed: int, log_root: str) -> dict | int:
+    """Train seed ``seed``, ship its checkpoint, evaluate it: the report's run entry, or the exit status when a
+    signal stopped the training (a cut-short run is not a reference run: nothing is copied then)."""
+    from steel_envs.training.evaluate import evaluate, table
+    from steel_envs.training.train import train
+    from steel_envs.training.train_args import TrainArgs
+
+    name = a.env_id.split("/")[-1]
+    r = train(TrainArgs(env_id=a.env_id, seed=seed, max_seconds=a.max_seconds, log_dir=log_root, progress=False))
+    if r.stop_signal is not None:
+        print(f"seed {seed}: stopped by signal {r.stop_signal} (checkpoint {r.checkpoint}); no report written")
+        return 128 + r.stop_signal
+    print(
+        f"seed {seed}: {r.env_steps} env-steps, {r.iterations} iterations, {r.seconds:.0f} s, "
+        f"last-100 mean return {r.mean_return:.1f}",
+        flush=True,
+    )
+    target = os.path.join(a.checkpoints, name, f"seed{seed}")
+    os.makedirs(target, exist_ok=True)
+    save_policy_only(r.checkpoint, os.path.join(target, "model_final.pt"))  # no critic or optimizer state
+    shutil.copy(os.path.join(r.run_dir, "train_args.json"), os.path.join(target, "train_args.json"))
+    with open(os.path.join(r.run_dir, "train_args.json")) as f:
+        hyper_parameters = json.load(f)["hyper_parameters"]
+    result = evaluate(a.env_id, [r.checkpoint], episodes=a.episodes, num_envs=16, progress=False)
+    print(table(result), flush=True)
+    return {
+        "seed": seed,
+        "env_steps": r.env_steps,
+        "iterations": r.iterations,
+        "seconds": r.seconds,
+        "num_envs": hyper_parameters["num_envs"],
+        "shards": hyper_parameters["shards"],
+        "train_mean_return": r.mean_return,
+        # (env-steps, seconds, mean return of the last 100 episodes), to 10 ms and 1e-3
+        "curve": [[steps, round(t, 2), round(mean, 3)] for steps, t, mean in r.curve],
+        "evaluation": _summary(result, r.checkpoint),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     """Train every seed, evaluate, write the report and the curves, ship the checkpoints, print the summary row."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -150,13 +210,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--episodes", type=int, default=100, help="evaluated episodes per policy")
     p.add_argument("--out", default="docs/reference", help="folder of the report and the curves")
     p.add_argument("--checkpoints", default=REFERENCE_DIR, help="folder the checkpoints are copied to")
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the other seeds' runs of an existing <Name>.json (one seed per sitting); a seed run again replaces "
+        "its run",
+    )
     a = p.parse_args(argv)
     import torch
     import warp as wp
     from steel_envs.training.benchmarks.learning import scripted_policy_spec
     from steel_envs.training.evaluate import evaluate, table
-    from steel_envs.training.train import train
-    from steel_envs.training.train_args import TrainArgs
 
     import steel_envs
 
@@ -176,42 +240,22 @@ def main(argv: list[str] | None = None) -> int:
     }
     if report["machine_speed"] is not None:
         print(f"machine speed: {report['machine_speed']['env_steps_per_s']:,.0f} env-steps/s of the peer", flush=True)
+    report_path = os.path.join(a.out, f"{name}.json")
+    kept = _kept_runs(report_path, report["command"], seeds) if a.merge else []
     log_root = tempfile.mkdtemp(prefix="steel-envs-reference-")
     for seed in seeds:
-        r = train(TrainArgs(env_id=a.env_id, seed=seed, max_seconds=a.max_seconds, log_dir=log_root, progress=False))
-        print(
-            f"seed {seed}: {r.env_steps} env-steps, {r.iterations} iterations, {r.seconds:.0f} s, "
-            f"last-100 mean return {r.mean_return:.1f}",
-            flush=True,
-        )
-        target = os.path.join(a.checkpoints, name, f"seed{seed}")
-        os.makedirs(target, exist_ok=True)
-        save_policy_only(r.checkpoint, os.path.join(target, "model_final.pt"))  # no critic or optimizer state
-        shutil.copy(os.path.join(r.run_dir, "train_args.json"), os.path.join(target, "train_args.json"))
-        with open(os.path.join(r.run_dir, "train_args.json")) as f:
-            hyper_parameters = json.load(f)["hyper_parameters"]
-        result = evaluate(a.env_id, [r.checkpoint], episodes=a.episodes, num_envs=16, progress=False)
-        print(table(result), flush=True)
-        report["runs"].append(
-            {
-                "seed": seed,
-                "env_steps": r.env_steps,
-                "iterations": r.iterations,
-                "seconds": r.seconds,
-                "num_envs": hyper_parameters["num_envs"],
-                "shards": hyper_parameters["shards"],
-                "train_mean_return": r.mean_return,
-                # (env-steps, seconds, mean return of the last 100 episodes), to 10 ms and 1e-3
-                "curve": [[steps, round(t, 2), round(mean, 3)] for steps, t, mean in r.curve],
-                "evaluation": _summary(result, r.checkpoint),
-            }
-        )
+        run = _train_and_evaluate(a, seed, log_root)
+        if isinstance(run, int):
+            return run
+        # Per run, so that runs merged from several sittings keep their own.
+        report["runs"].append({**run, "date": report["date"], "machine_speed": report["machine_speed"]})
+    report["runs"] = sorted(kept + report["runs"], key=lambda run: run["seed"])
     baselines = ["random", "zero", *filter(None, [scripted_policy_spec(a.env_id)])]
     result = evaluate(a.env_id, baselines, episodes=a.episodes, num_envs=16, progress=False)
     print(table(result), flush=True)
     report["baselines"] = {b.split(":")[-1]: _summary(result, b) for b in baselines}
     os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, f"{name}.json"), "w") as f:
+    with open(report_path, "w") as f:
         f.write(_dumps(report))
     _plot(report["runs"], os.path.join(a.out, f"{name}_curves.png"), f"{name}: {report['command']}")
     print(_row(a.env_id, report))
