@@ -51,6 +51,7 @@ _WEIGHTS = (
     "foot_swing_height_weight",
     "foot_slip_weight",
     "soft_landing_weight",
+    "air_time_weight",
     "body_ang_vel_weight",
     "angular_momentum_weight",
 )
@@ -114,6 +115,8 @@ class UnitreeVelocityConfig(UnitreeSceneConfig):
     foot_swing_height_weight: float = -0.25 * _DT
     foot_slip_weight: float = -0.1 * _DT
     soft_landing_weight: float = -1.0e-5 * _DT
+    air_time_weight: float = 0.0
+    """mjlab's ``air_time`` weight: 0 for both robots (config/go1/env_cfgs.py:208, config/g1/env_cfgs.py:155)."""
     body_ang_vel_weight: float = 0.0
     angular_momentum_weight: float = 0.0
     randomize: bool = True
@@ -253,6 +256,7 @@ class UnitreeVelocityEnv(UnitreeScene):
         RewardTerm("foot_swing_height", legged.feet_swing_height, weight="foot_swing_height_weight"),
         RewardTerm("foot_slip", legged.feet_slip, weight="foot_slip_weight"),
         RewardTerm("soft_landing", legged.soft_landing, weight="soft_landing_weight"),
+        RewardTerm("air_time", legged.feet_air_time_in_range, weight="air_time_weight"),
     )
     terminations = (
         TerminationTerm("fell_over", legged.bad_orientation),
@@ -431,7 +435,9 @@ class Go1VelocityEnv(UnitreeVelocityEnv, Go1Scene):
     - ``reward_foot_swing_height = -0.005 * sum over touch-downs of (swing peak / 0.1 m - 1)^2``
     - ``reward_foot_slip = -0.002 * sum over feet in contact of |v_foot_xy|^2``
     - ``reward_soft_landing = -2e-7 * sum over touch-downs of |f_foot|`` [N]
-    The foot terms are 0 while the command speed is at most 0.05 (standing). Foot points are mjlab's foot sites
+    - ``reward_air_time = 0 * number of feet in the air for 0.05-0.5 s``, while |cmd_xy| + |cmd_yaw| > 0.5 (mjlab's
+      ``air_time``, whose weight both robots set to 0; ``air_time_weight`` turns it on)
+    The other foot terms are 0 while the command speed is at most 0.05 (standing). Foot points are mjlab's foot sites
     (the foot spheres' centres on the calves); a foot is in contact above 1 N on its body (Steel's ``contact_f``).
 
     ## Commands (mjlab's ``UniformVelocityCommand``, velocity_env_cfg.py:180-197)
@@ -585,9 +591,11 @@ class G1VelocityEnv(UnitreeVelocityEnv, G1Scene):
     - ``reward_foot_swing_height = -0.005 * sum over touch-downs of (swing peak / 0.1 m - 1)^2``
     - ``reward_foot_slip = -0.002 * sum over feet in contact of |v_foot_xy|^2``
     - ``reward_soft_landing = -2e-7 * sum over touch-downs of |f_foot|`` [N]
+    - ``reward_air_time = 0 * number of feet in the air for 0.05-0.5 s``, while |cmd_xy| + |cmd_yaw| > 0.5 (mjlab's
+      ``air_time``, whose weight both robots set to 0; ``air_time_weight`` turns it on)
     - ``reward_body_ang_vel = -0.001 * (w_x^2 + w_y^2)`` of the torso, world frame
     - ``reward_angular_momentum = -0.0004 * |L|^2``, L the whole robot's angular momentum about its centre of mass
-    The foot terms are 0 while the command speed is at most 0.05 (standing). Foot points are mjlab's foot sites
+    The other foot terms are 0 while the command speed is at most 0.05 (standing). Foot points are mjlab's foot sites
     (on the ankle-roll links); a foot is in contact above 1 N on its body (Steel's ``contact_f``).
     mjlab's ``self_collisions`` (-1.0) has no counterpart: the scene does not collide the robot with itself.
 

@@ -27,6 +27,7 @@ __all__ = [
     "base_height",
     "base_lin_vel",
     "feet_air_time",
+    "feet_air_time_in_range",
     "feet_clearance",
     "feet_slide",
     "feet_slip",
@@ -603,6 +604,17 @@ def variable_posture(s: Any, w: int) -> float:
         e = (s.joint_q[q0 + j] - s.default_joint_pos[j]) / s.posture_std[regime, j]
         total += e * e
     return wp.exp(-total / float(joints))
+
+
+@term("number of feet with t_air in (0.05 s, 0.5 s), 0 when |cmd_xy| + |cmd_yaw| <= 0.5", source="mjlab feet_air_time")
+def feet_air_time_in_range(s: Any, w: int) -> float:
+    """How many feet are in the air for between 0.05 and 0.5 s, while the command speed is above 0.5 [1]."""
+    count = float(0.0)
+    for i in range(s.feet.shape[0]):
+        t = s.feet_air_time[w, i]
+        if t > 0.05 and t < 0.5:
+            count += 1.0
+    return wp.where(_command_speed(s, w) > 0.5, count, 0.0)
 
 
 @term("sum_feet |z_foot - h_target| |v_foot_xy|, 0 when standing", source="mjlab feet_clearance")
