@@ -20,7 +20,7 @@ from steel_envs.tasks.terms import legged
 
 from steel_envs.ranges import any_value, at_least, declare, positive
 from steel_envs.registration import register_task
-from steel_envs.spec import EpisodeMetric, ObservationBlock, RewardTerm, TerminationTerm
+from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
 from steel_envs.train_config import PpoConfig
 
 __all__ = ["QuadrupedVelocityConfig", "QuadrupedVelocityEnv", "QuadrupedVelocitySingleEnv"]
@@ -158,15 +158,7 @@ class QuadrupedVelocityEnv(QuadrupedScene):
         TerminationTerm("base_contact", legged.illegal_contact),
         TerminationTerm("tilted", legged.bad_orientation),
     )
-    metrics = (
-        EpisodeMetric(
-            "tracking_error",
-            legged.lin_vel_xy_sq_error,
-            "rms",
-            "m/s",
-            "RMS over the episode of the planar base velocity's error against the command",
-        ),
-    )
+    metrics = (legged.TRACKING_ERROR,)
     default_max_episode_steps = 1000
     requested_observables = ("contact_f",)
     train_config = PpoConfig(

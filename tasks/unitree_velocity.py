@@ -10,6 +10,7 @@ class docstrings say so.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import ClassVar
@@ -23,7 +24,7 @@ from steel_envs.tasks.terms import legged
 from steel_envs.assets import per_joint
 from steel_envs.ranges import any_value, at_least, between, declare, positive
 from steel_envs.registration import register_task
-from steel_envs.spec import EpisodeMetric, ObservationBlock, RewardTerm, TerminationTerm
+from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
 from steel_envs.train_config import PpoConfig
 
 __all__ = [
@@ -195,6 +196,24 @@ class UnitreeVelocityConfig(UnitreeSceneConfig):
         super().__post_init__()
 
 
+# mjlab's rl_cfg.py (config/go1 and config/g1): actor and critic (512, 256, 128), 24 steps per env, 5 epochs of 4
+# mini-batches; but a fixed learning rate of 5e-4, an initial std of 0.5 and an entropy coefficient of 0.005 (mjlab:
+# 1e-3 adaptive, std 1, 0.01). On Go1 with 256 worlds instead of mjlab's 4096: the adaptive schedule held the rate
+# at a median of 7.6e-5 over the first 300 iterations (1.9 M env-steps) with the tracking error at the zero
+# policy's, as on QuadrupedVelocity; with entropy 0.01 the std grew from 0.5 to 0.83 within 490 iterations, with
+# 0.005 it fell (to 0.34 in 300 iterations).
+_PPO = PpoConfig(
+    # 12 M env-steps, the Go1 budget: 1954 iterations of 256 worlds x 24 steps.
+    max_iterations=1954,
+    actor_hidden_dims=(512, 256, 128),
+    critic_hidden_dims=(512, 256, 128),
+    entropy_coef=0.005,
+    schedule="fixed",
+    learning_rate=5.0e-4,
+    init_noise_std=0.5,
+)
+
+
 def _actor_blocks(joints: int) -> tuple[ObservationBlock, ...]:
     """mjlab's actor terms in order (velocity_env_cfg.py:76-104), without the height scan of rough ground."""
     return (
@@ -262,15 +281,7 @@ class UnitreeVelocityEnv(UnitreeScene):
         TerminationTerm("fell_over", legged.bad_orientation),
         TerminationTerm("base_contact", legged.illegal_contact),
     )
-    metrics = (
-        EpisodeMetric(
-            "tracking_error",
-            legged.lin_vel_xy_sq_error,
-            "rms",
-            "m/s",
-            "RMS over the episode of the planar base velocity's error against the command",
-        ),
-    )
+    metrics = (legged.TRACKING_ERROR,)
     requested_observables = ("contact_f",)
 
     def __init__(self, num_envs: int = 1, *, obs_mode: str = "state", **kwargs: object) -> None:
@@ -481,21 +492,7 @@ class Go1VelocityEnv(UnitreeVelocityEnv, Go1Scene):
     )
     observations = _actor_blocks(12)
     privileged_observations = _critic_blocks(4)
-    # mjlab's rl_cfg.py (config/go1): actor and critic (512, 256, 128), entropy 0.01, 24 steps per env, 5 epochs of
-    # 4 mini-batches; but a fixed learning rate of 5e-4 and an initial std of 0.5 (mjlab: 1e-3 adaptive, std 1):
-    # with 256 worlds instead of mjlab's 4096 the adaptive schedule held the rate at a median of 7.6e-5 over the
-    # first 300 iterations (1.9 M env-steps) while the tracking error stayed at the zero policy's, as on
-    # QuadrupedVelocity.
-    train_config = PpoConfig(
-        # 12 M env-steps, the issue's budget: 1954 iterations of 256 worlds x 24 steps.
-        max_iterations=1954,
-        actor_hidden_dims=(512, 256, 128),
-        critic_hidden_dims=(512, 256, 128),
-        entropy_coef=0.01,
-        schedule="fixed",
-        learning_rate=5.0e-4,
-        init_noise_std=0.5,
-    )
+    train_config = _PPO
 
 
 _G1_WALKING = {
@@ -633,17 +630,8 @@ class G1VelocityEnv(UnitreeVelocityEnv, G1Scene):
     )
     observations = _actor_blocks(29)
     privileged_observations = _critic_blocks(2)
-    # mjlab's rl_cfg.py (config/g1), with Go1's changes.
-    train_config = PpoConfig(
-        # 4 M env-steps, the issue's budget: 652 iterations of 256 worlds x 24 steps.
-        max_iterations=652,
-        actor_hidden_dims=(512, 256, 128),
-        critic_hidden_dims=(512, 256, 128),
-        entropy_coef=0.01,
-        schedule="fixed",
-        learning_rate=5.0e-4,
-        init_noise_std=0.5,
-    )
+    # 4 M env-steps, the issue's budget: 652 iterations of 256 worlds x 24 steps.
+    train_config = dataclasses.replace(_PPO, max_iterations=652)
 
 
 Go1VelocitySingleEnv = register_task("steel_envs/Go1Velocity-v0", Go1VelocityEnv)

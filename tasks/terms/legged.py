@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from steel_envs.spec import term
+from steel_envs.spec import EpisodeMetric, term
 
 __all__ = [
+    "TRACKING_ERROR",
     "LeggedState",
     "TwistCommands",
     "action_rate_l2",
@@ -719,6 +720,16 @@ def lin_vel_xy_sq_error(s: Any, w: int) -> float:
     ex = s.commands[w, 0] - lin[0]
     ey = s.commands[w, 1] - lin[1]
     return ex * ex + ey * ey
+
+
+TRACKING_ERROR = EpisodeMetric(
+    "tracking_error",
+    lin_vel_xy_sq_error,
+    "rms",
+    "m/s",
+    "RMS over the episode of the planar base velocity's error against the command",
+)
+"""The velocity tasks' episode metric: RMS of ``|cmd_xy - v_xy|`` over the episode's steps, base frame."""
 
 
 # ---------------------------------------------------------------------------------------------------- state updates
