@@ -142,16 +142,4 @@ class QuadrupedScene(SteelVectorEnv):
         self._action_scale = wp.array(scale, dtype=wp.float32, device=self.wp_device)
 
     def _apply_actions(self) -> None:
-        wp.launch(
-            kernels.joint_position_targets,
-            (self.num_envs, self.action_dim),
-            inputs=[
-                self.actions,
-                self._default_pose,
-                self._action_scale,
-                self.model.joint_coord_world_start,
-                ROOT_COORDS,
-            ],
-            outputs=[self.control.joint_target_q],
-            device=self.wp_device,
-        )
+        kernels.apply_joint_position_targets(self, self._default_pose, self._action_scale, ROOT_COORDS)

@@ -8,6 +8,8 @@ world, so one world's values never reach another's. Per-world layouts follow ``n
 
 from __future__ import annotations
 
+from typing import Any
+
 import warp as wp
 
 NOISE_UNIFORM = wp.constant(0)
@@ -701,3 +703,15 @@ def joint_position_targets(
     coordinates into each world (7 after a free root)."""
     w, j = wp.tid()
     joint_target_q[coord_world_start[w] + first_coord + j] = default_pose[j] + action_scale[j] * actions[w, j]
+
+
+def apply_joint_position_targets(env: Any, pose: wp.array, scale: wp.array, first_coord: int) -> None:
+    """Launch :func:`joint_position_targets` over ``env``'s worlds and actuated joints: ``env.actions`` around
+    ``pose`` [rad] times ``scale`` [rad] into ``env.control.joint_target_q`` (the joint-position scenes' action)."""
+    wp.launch(
+        joint_position_targets,
+        (env.num_envs, env.action_dim),
+        inputs=[env.actions, pose, scale, env.model.joint_coord_world_start, first_coord],
+        outputs=[env.control.joint_target_q],
+        device=env.wp_device,
+    )

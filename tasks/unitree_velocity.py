@@ -330,12 +330,11 @@ class UnitreeVelocityEnv(UnitreeScene):
         commands.rel_forward, commands.heading_stiffness = float(c.rel_forward_envs), float(c.heading_stiffness)
         self.commands = commands
         self._push_time_left = wp.zeros(n, dtype=wp.float32)
-        self._no_world = wp.zeros(n, dtype=wp.bool)
         self._nominal_torso_com = wp.vec3(*self.model.body_com.numpy()[self._torso])
 
     def _pre_physics(self) -> None:
         if self.config.randomize:
-            self._push(self._no_world, _DT)
+            self._push(self._no_world, float(self.control_dt))
 
     def _push(self, force: wp.array, dt: float) -> None:
         c = self.config
