@@ -30,6 +30,16 @@ from steel_envs.adapters.rsl_rl import SteelOnPolicyRunner
 TINY = ("--num-envs", "4", "--num-steps-per-env", "8", "--no-progress", "--max-iterations", "1")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def commands_start_as_from_a_terminal():
+    """The Ctrl-C tests send SIGINT to the commands they start. A shell starts a background job (``.ci/run &``) with
+    SIGINT ignored, and an ignored signal stays ignored across ``exec``: those commands would then rightly never
+    see it. With a handler in this process, they start with SIGINT at its default, as from a terminal."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def test_runs_started_in_the_same_second_never_share_a_folder(tmp_path, monkeypatch):
     """Two runs of one seed within one second (a sweep launched in the background) keep their own arguments and
     checkpoints; so do two evaluations' default outputs."""
