@@ -42,7 +42,9 @@ ACT_DIMS = {
 
 
 @pytest.mark.parametrize("env_id", TASK_IDS)
-def test_spaces_dtypes_shapes_and_devices(env_id):
+def test_spaces_dtypes_shapes_devices_and_seeded_starts(env_id):
+    """Spaces, dtypes and devices as declared; and every world's first observation depends on the seed (no start
+    a policy could memorize) and only on it (the same seed twice gives the same start)."""
     env = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point", device="cpu")
     assert isinstance(env, gym.vector.VectorEnv)
     assert isinstance(env, steel_envs.NewtonVectorEnv)
@@ -56,6 +58,10 @@ def test_spaces_dtypes_shapes_and_devices(env_id):
     assert env.observation_space.shape == (3, *o.shape) and env.action_space.shape == (3, *a.shape)
     obs, info = env.reset(seed=0)
     assert obs.shape == (3, o.shape[0]) and obs.dtype == torch.float32 and obs.device.type == "cpu"
+    first = obs.clone()
+    other = env.reset(seed=1)[0].clone()
+    assert (first != other).any(dim=1).all(), "a world starts alike under seeds 0 and 1"
+    assert torch.equal(env.reset(seed=0)[0], first)
     obs, reward, terminated, truncated, info = env.step(torch.zeros(3, a.shape[0]))
     assert reward.shape == (3,) and reward.dtype == torch.float32
     assert terminated.dtype == torch.bool and truncated.dtype == torch.bool
