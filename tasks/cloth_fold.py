@@ -262,8 +262,7 @@ class ClothFoldEnv(ClothScene):
     train_config = PpoConfig(
         num_envs=64,
         num_steps_per_env=25,
-        # 160 k env-steps: the three seeds of the deterministic start reached 100 % success in 0.13-0.15 M (30 min).
-        max_iterations=100,
+        max_iterations=300,
         # No early end: without it every world is at the same step of its episode and each rollout holds one phase
         # of the fold (grasp, lift, carry or release).
         init_at_random_ep_len=True,
