@@ -142,6 +142,15 @@ class TaskConfig:
         if not low <= np.float32(value) <= high:
             raise ValueError(f"{name}: expected a number in [{low}, {high}], got {value!r}")
 
+    def require_intervals(self, *names: str) -> None:
+        """Raise ValueError unless each named field is a (low, high) pair of finite numbers with low <= high."""
+        for name in names:
+            value = getattr(self, name)
+            ok = isinstance(value, (tuple, list)) and len(value) == 2
+            low, high = (float(v) for v in value) if ok else (math.nan, math.nan)
+            if not (ok and math.isfinite(low) and math.isfinite(high) and low <= high):
+                raise ValueError(f"{name}: expected (low, high) with low <= high, got {value!r}")
+
     def require_nonnegative(self, *names: str) -> None:
         """Raise ValueError unless each named field is >= 0."""
         for name in names:

@@ -86,10 +86,7 @@ class QuadrupedVelocityConfig(QuadrupedSceneConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("command_vx", "command_vy", "command_yaw_rate"):
-            low, high = getattr(self, name)
-            if not low <= high:
-                raise ValueError(f"{name}: expected (low, high) with low <= high, got {(low, high)}")
+        self.require_intervals("command_vx", "command_vy", "command_yaw_rate")
 
 
 class QuadrupedVelocityEnv(QuadrupedScene):

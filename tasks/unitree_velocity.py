@@ -58,14 +58,6 @@ _WEIGHTS = (
 )
 
 
-def _pair(name: str, value: object) -> tuple[float, float]:
-    ok = isinstance(value, (tuple, list)) and len(value) == 2
-    low, high = (float(v) for v in value) if ok else (math.nan, math.nan)
-    if not (ok and math.isfinite(low) and math.isfinite(high) and low <= high):
-        raise ValueError(f"{name}: expected (low, high) with low <= high, got {value!r}")
-    return low, high
-
-
 @dataclass(kw_only=True)
 class UnitreeVelocityConfig(UnitreeSceneConfig):
     """mjlab's velocity recipe: commands, reward weights (per control step), thresholds and randomization."""
@@ -179,10 +171,15 @@ class UnitreeVelocityConfig(UnitreeSceneConfig):
     """Actuated joints of the robot (the observation noise's layout)."""
 
     def __post_init__(self) -> None:
-        for name in ("command_vx", "command_vy", "command_yaw_rate", "command_heading", "command_resample_time"):
-            _pair(name, getattr(self, name))
-        _pair("push_interval_range", self.push_interval_range)
-        _pair("foot_friction_range", self.foot_friction_range)
+        self.require_intervals(
+            "command_vx",
+            "command_vy",
+            "command_yaw_rate",
+            "command_heading",
+            "command_resample_time",
+            "push_interval_range",
+            "foot_friction_range",
+        )
         if self.randomize and self.randomize_friction_scale is None:
             self.randomize_friction_scale = tuple(self.foot_friction_range)
         if self.obs_noise_std is None and self.randomize:
