@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import newton
 import warp as wp
-from newton.solvers import SolverSteel, SolverVBD
 
 from . import kernels
 
 if TYPE_CHECKING:
+    from newton.solvers import SolverSteel, SolverVBD
+
     from .core import NewtonVectorEnv
 
 __all__ = ["SolverBackend", "SteelBackend", "VBDBackend"]
@@ -143,6 +144,8 @@ class SteelBackend(SolverBackend):
     supports_pushes = True
 
     def register_attributes(self, builder: newton.ModelBuilder) -> None:
+        from newton.solvers import SolverSteel  # imported by the backend in use only (each takes ~0.5 s)
+
         SolverSteel.register_custom_attributes(builder)
 
     def make_solver(self) -> SolverSteel:
@@ -157,6 +160,8 @@ class SteelBackend(SolverBackend):
         options = env.solver_options
         if options.enable_restitution and not (env.model.shape_material_restitution.numpy() > 0.0).any():
             options = env.solver_options = options.replace({"enable_restitution": False})
+        from newton.solvers import SolverSteel
+
         return SolverSteel(env.model, **options.as_kwargs())
 
     def make_overflow_flags(self) -> wp.array:
@@ -288,6 +293,8 @@ class VBDBackend(SolverBackend):
         return {"soft_contact_gap": float(self.env.soft_contact_gap), **self.env.collision_options}
 
     def make_solver(self) -> SolverVBD:
+        from newton.solvers import SolverVBD
+
         return SolverVBD(self.env.model, **self.env.solver_options.as_kwargs())
 
     def make_overflow_flags(self) -> wp.array:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import time
 from collections.abc import Sequence
@@ -454,5 +455,16 @@ def _dispatch(argv: list[str]) -> int:
     return {"view": _run_view, "record": _run_record, "rollout": _run_rollout}[args.command](args)
 
 
+def console_main() -> int:
+    """The ``steel-envs`` console script (and ``python -m steel_envs.cli``): :func:`main`, then an exit without the
+    interpreter's final garbage collections, which walk every object the imports made (Warp's parsed kernels, torch)
+    and took 1.5-3 s after the last line of every command. What must outlive the process is closed or flushed before
+    :func:`main` returns; ``atexit`` handlers still run."""
+    try:
+        return main()
+    finally:
+        gc.freeze()
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(console_main())

@@ -124,10 +124,9 @@ class _Shard:
         return "ok", None
 
 
-def _worker(
-    env_id: str, kwargs: dict, offset: int, count: int, shared: dict[str, torch.Tensor], conn, parent_pid: int
-) -> None:
-    """Own one shard's env; answer ``step`` / ``reset`` / ``close`` commands over ``conn``. An exception ends the
+def _worker(env_id: str, kwargs: dict, offset: int, count: int, conn, parent_pid: int) -> None:
+    """Own one shard's env; answer ``step`` / ``reset`` / ``close`` commands over ``conn``. The shared tensors come
+    over ``conn`` once the env is built (the parent allocates them while the workers import). An exception ends the
     worker (its env's state is then unknown) after it sent the parent ``("fatal", description)``."""
     from .registration import task_class
     from .runtime import init_warp
@@ -145,6 +144,10 @@ def _worker(
         ).unwrapped
     except Exception as e:  # reported to the parent, which raises it
         conn.send(("error", f"{type(e).__name__}: {e}"))
+        return
+    try:
+        shared = conn.recv()
+    except (EOFError, OSError):  # the parent is gone, or failed before it sent them
         return
     conn.send(("ready", None))
     shard = _Shard(env, shared, offset, count)
@@ -242,49 +245,62 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         worker_timeout: float = 600.0,
         **kwargs: Any,
     ):
-        import tempfile
-
         from .registration import task_class
 
         self._conns, self._procs, self._reports = [], [], None
         refuse_in_a_spawning_worker()
         _check_counts(num_envs, num_shards, worker_timeout, kwargs)
-        render_num_worlds = kwargs.get("render_num_worlds", 1)
-        # The probe has one world: it checks every other argument; render_num_worlds is checked against shard 0.
-        probe_kwargs = {k: v for k, v in kwargs.items() if k != "render_num_worlds"}
-        task_class(env_id)  # an unknown ID raises here, naming the closest registered ones
-        probe = gym.make_vec(env_id, 1, vectorization_mode="vector_entry_point", device="cpu", **probe_kwargs).unwrapped
-        if seed is None:  # one seed for every shard, so the population is one random stream as in a single env
-            seed = int(np.random.SeedSequence().entropy % 2**63)
         self.num_envs = num_envs
         self.num_shards = num_shards
         self.worker_timeout = check_worker_timeout(worker_timeout)
-        self._copy_probe(probe)
-        task_info = {key: view.dtype for key, view in probe.task_info.items()}
-        self._shared = self._allocate(probe, task_info)
-        probe.close()
         self._bounds = np.linspace(0, num_envs, num_shards + 1).astype(int)
+        render_num_worlds = kwargs.get("render_num_worlds", 1)
         bad = isinstance(render_num_worlds, bool) or not isinstance(render_num_worlds, int)
         if bad or not 1 <= render_num_worlds <= self._bounds[1]:
             raise ValueError(
                 f"render_num_worlds: expected an int in [1, {self._bounds[1]}] (the worlds of the first shard, which "
                 f"renders), got {render_num_worlds!r}"
             )
+        if seed is None:  # one seed for every shard, so the population is one random stream as in a single env
+            seed = int(np.random.SeedSequence().entropy % 2**63)
+        # The workers start first: their imports and env builds (seconds each) overlap the parent's probe.
+        self._start_workers(env_id, {**kwargs, "seed": seed})
+        try:
+            task_class(env_id)  # an unknown ID raises here, naming the closest registered ones
+            # The probe has one world: it checks every other argument; render_num_worlds was checked above.
+            probe_kwargs = {k: v for k, v in kwargs.items() if k != "render_num_worlds"}
+            probe = gym.make_vec(env_id, 1, vectorization_mode="vector_entry_point", device="cpu", **probe_kwargs)
+            probe = probe.unwrapped
+            self._copy_probe(probe)
+            task_info = {key: view.dtype for key, view in probe.task_info.items()}
+            self._shared = self._allocate(probe, task_info)
+            probe.close()
+            for conn in self._conns:
+                with contextlib.suppress(BrokenPipeError, OSError):  # a worker that failed: _gather says why
+                    conn.send(self._shared)
+            self._gather("start")
+        except BaseException:  # a bad argument, or Ctrl-C: no worker outlives the constructor
+            self._shut_down(kill=True)
+            raise
+        self._info_views = self._views(task_info)
+        self.reset(seed=seed)
+
+    def _start_workers(self, env_id: str, kwargs: dict[str, Any]) -> None:
+        """Spawn one worker per shard, each with its pipe and its failure report file."""
+        import tempfile
+
         context = mp.get_context("spawn")
         self._reports = tempfile.TemporaryDirectory(prefix="steel-envs-shards-")
         self.closed = False
-        for k in range(num_shards):
+        for k in range(self.num_shards):
             parent, child = context.Pipe()
             offset, count = int(self._bounds[k]), int(self._bounds[k + 1] - self._bounds[k])
-            worker_args = (env_id, {**kwargs, "seed": seed}, offset, count, self._shared, child, os.getpid())
+            worker_args = (env_id, kwargs, offset, count, child, os.getpid())
             proc = context.Process(target=_worker, args=worker_args, daemon=True)
             _start_ignoring_sigint(proc, os.path.join(self._reports.name, str(k)))
             child.close()  # the worker holds the other end alone: its death is an end-of-file here
             self._conns.append(parent)
             self._procs.append(proc)
-        self._gather("start")
-        self._info_views = self._views(task_info)
-        self.reset(seed=seed)
 
     def _copy_probe(self, probe: Any) -> None:
         """The attributes every shard's env shares, read from the one-world ``probe``."""

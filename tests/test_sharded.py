@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 import torch
-from conftest import ANT, CARTPOLE, make, random_actions
+from conftest import ANT, CARTPOLE, child_pids, make, random_actions
 
 import steel_envs
 
@@ -80,8 +81,10 @@ def test_sharded_env_rejects_bad_input_in_the_parent(cartpole_pair):
     with pytest.raises(ValueError, match="reset_mask"):
         env.reset(options={"reset_mask": np.ones(3, bool)})
     env.step(torch.zeros(4, 1))
-    with pytest.raises(TypeError, match="unexpected keyword"):
+    before = set(child_pids(os.getpid()))
+    with pytest.raises(TypeError, match="unexpected keyword"):  # the probe's, while the workers start
         steel_envs.make_vec(CARTPOLE, 2, num_shards=2, bogus=1)
+    assert set(child_pids(os.getpid())) <= before  # the workers started for it are gone
     with pytest.raises(ValueError, match="num_envs"):
         steel_envs.make_vec(CARTPOLE, 1, num_shards=2)
 
