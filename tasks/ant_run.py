@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from steel_envs.envs.ant import HINGE_NAMES, AntScene, AntSceneConfig
@@ -33,6 +34,9 @@ class AntRunConfig(AntSceneConfig):
     """Lower bound of the healthy torso height [m]."""
     healthy_z_max: float = 1.5
     """Upper bound of the healthy torso height [m] (Ant-v5: 1.0; see "Differences from Ant-v5")."""
+    max_tilt_cos: float = math.cos(math.radians(70.0))
+    """The episode ends when the torso's up-component (the world z of its z axis) falls below this: a tilt beyond
+    70 degrees, mjlab's ``fell_over`` angle (``mdp.bad_orientation``). Below -1 the termination is off."""
     contact_force_clip: float = 1.0
     """Contact wrench components are clipped to [-clip, clip] (Ant-v5's ``contact_force_range``)."""
     include_cfrc_ext_in_observation: bool = True
@@ -47,6 +51,7 @@ class AntRunConfig(AntSceneConfig):
         healthy_reward=any_value("a reward per step; a negative one rewards ending the episode early"),
         healthy_z_min=any_value("a height [m]; only min < max is required"),
         healthy_z_max=any_value("a height [m]; only min < max is required"),
+        max_tilt_cos=any_value("the cosine of the largest tilt; below -1 turns the termination off"),
         contact_force_clip=positive("a clip bound [N, N m]"),
     )
 
@@ -96,12 +101,15 @@ class AntRunEnv(AntScene):
     and the ant drops onto its feet.
 
     ## Episode end
-    Terminated when the torso z leaves [0.2, 1.5] m (term ``unhealthy``, if ``terminate_when_unhealthy``) or the
-    state is non-finite; truncated after 1000 steps (50 s) or on a SolverSteel constraint overflow.
+    Terminated when the torso z leaves [0.2, 1.5] m (term ``unhealthy``, if ``terminate_when_unhealthy``), when the
+    torso tilts more than 70 degrees from upright (term ``fell_over``: its up-component below ``max_tilt_cos``) or
+    when the state is non-finite; truncated after 1000 steps (50 s) or on a SolverSteel constraint overflow.
 
     ## Metrics (``info["episode"]``, per ended episode)
     - ``distance_x`` [m]: how far the torso travelled in +x over the episode (an early end counts the
       distance reached).
+    - ``upright_fraction`` [1]: the fraction of the episode's steps that end with the torso's up-component above
+      0.5 (within 60 degrees of upright).
 
     ## Differences from Ant-v5
     The model is nv_ant.xml (gear 15, not 150); velocities are Newton's (COM velocity and angular velocity
@@ -117,6 +125,11 @@ class AntRunEnv(AntScene):
     policy's episodes mid-stride that way; 1.5 m ends none. The torso sphere (radius 0.25 m) cannot reach the lower
     bound without passing into the ground, as in Ant-v5.
 
+    Ant-v5 has no orientation bound, and the torso sphere keeps the height in range on its back: a policy trained
+    without ``fell_over`` flipped within 25 steps and ran on its back (the torso's up-component below 0 in 75 % of
+    its world-steps). The tilt termination follows the legged tasks of Isaac Lab and mjlab; an upright reward term
+    (Isaac Lab's Ant) would leave Ant-v5's reward as it is but pay for a flip only as much as its weight.
+
     ## Arguments
     Those of :class:`steel_envs.SteelVectorEnv` and the fields of :class:`AntRunConfig`.
     """
@@ -129,8 +142,14 @@ class AntRunEnv(AntScene):
         RewardTerm("contact", locomotion.contact_cost_clipped, weight="contact_cost_weight", cost=True),
         RewardTerm("survive", locomotion.healthy, weight="healthy_reward"),
     )
-    terminations = (TerminationTerm("unhealthy", locomotion.unhealthy),)
-    metrics = (locomotion.distance_metric("torso", locomotion.torso_x_displacement),)
+    terminations = (
+        TerminationTerm("unhealthy", locomotion.unhealthy),
+        TerminationTerm("fell_over", locomotion.fell_over),
+    )
+    metrics = (
+        locomotion.distance_metric("torso", locomotion.torso_x_displacement),
+        locomotion.upright_fraction_metric(),
+    )
     default_max_episode_steps = 1000
     train_config = PpoConfig(
         num_envs=128,

@@ -95,6 +95,9 @@ class HumanoidRunEnv(HumanoidScene):
     ## Metrics (``info["episode"]``, per ended episode)
     - ``distance_x`` [m]: how far the mass-weighted centre of mass travelled in +x over the episode (an early end
       counts the distance reached).
+    - ``upright_fraction`` [1]: the fraction of the episode's steps that end with the torso's up-component above
+      0.5 (within 60 degrees of upright). The healthy height range bounds the tilt too: a torso bent beyond about
+      60 degrees sinks below 1.0 m.
 
     ## Differences from Humanoid-v5
     The model is nv_humanoid.xml (its gears, springs and damping); velocities are Newton's (world frame);
@@ -111,7 +114,10 @@ class HumanoidRunEnv(HumanoidScene):
         RewardTerm("survive", locomotion.healthy, weight="healthy_reward"),
     )
     terminations = (TerminationTerm("unhealthy", locomotion.unhealthy),)
-    metrics = (locomotion.distance_metric("mass-weighted centre of mass", locomotion.com_x_displacement),)
+    metrics = (
+        locomotion.distance_metric("mass-weighted centre of mass", locomotion.com_x_displacement),
+        locomotion.upright_fraction_metric(),
+    )
     default_max_episode_steps = 1000
     requested_observables = ("contact_f",)
     train_config = PpoConfig(

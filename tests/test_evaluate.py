@@ -237,8 +237,9 @@ def test_task_metrics_are_reported_per_episode_and_summarized():
     assert len(distances) == 4 and len(set(distances)) == 4  # four different episodes, each with its own figure
     mean, low, high = result.summaries[0].metrics["distance_x"]
     assert mean == pytest.approx(np.mean(distances)) and low <= mean <= high
-    assert result.metric_units == {"distance_x": "m"}
-    assert "distance_x" in table(result) and " m" in table(result).splitlines()[-1]
+    assert result.metric_units == {"distance_x": "m", "upright_fraction": "1"}
+    (row,) = [line for line in table(result).splitlines() if " distance_x " in line]
+    assert row.endswith("] m") and table(result).splitlines()[-1].endswith("]")  # upright_fraction: unit 1
 
 
 def test_the_shipped_reference_policy_solves_its_task():

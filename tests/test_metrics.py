@@ -86,7 +86,7 @@ def test_a_metric_must_not_shadow_another_episode_key() -> None:
             type("Clash", (ant,), {"metrics": (EpisodeMetric(name, locomotion.torso_x_displacement, "sum", "m", "x"),)})
     with pytest.raises(ValueError, match="aggregate"):
         EpisodeMetric("distance", locomotion.torso_x_displacement, "median", "m", "x")
-    assert [m.name for m in ant.metrics] == ["distance_x"]
+    assert [m.name for m in ant.metrics] == ["distance_x", "upright_fraction"]
     assert ant.metrics[0].aggregate == "sum"
 
 
@@ -115,3 +115,45 @@ def test_rsl_rl_log_reports_each_ended_episode_metric() -> None:
     twin.close()
     assert len(expected) == 8
     np.testing.assert_array_equal(logged, expected)
+
+
+def _up_component(quat_xyzw: torch.Tensor) -> np.ndarray:
+    """World z of the body z axis for (n, 4) quaternions (x, y, z, w), by SciPy."""
+    from scipy.spatial.transform import Rotation
+
+    return Rotation.from_quat(quat_xyzw.double().numpy()).apply([0.0, 0.0, 1.0])[:, 2]
+
+
+def test_ant_ends_on_a_tilt_beyond_70_degrees_and_reports_its_upright_fraction() -> None:
+    """AntRun's ``fell_over`` is ``up < cos(70 deg)`` and its ``upright_fraction`` the fraction of the episode's steps
+    with ``up > 0.5``, ``up`` the world z of the torso's z axis, computed here by SciPy from the observation's
+    quaternion. World 0 starts upside down (an ant on its back, as a policy that flips would run): it ends on its
+    first step by ``fell_over`` alone, with an upright fraction of 0; the other worlds take bang-bang actions."""
+    import newton
+
+    env = steel_envs.make_vec("steel_envs/AntRun-v0", num_envs=4, device="cpu", seed=2, max_episode_steps=30)
+    quat = env.observation_layout["torso_quat"]
+    obs, _ = env.reset(seed=2)
+    q = env.state_0.joint_q.numpy().reshape(4, -1)
+    q[0, 2], q[0, 3:7] = 0.6, (1.0, 0.0, 0.0, 0.0)  # 180 degrees about x, torso 0.6 m up
+    env.state_0.joint_q.assign(q.ravel())
+    newton.eval_fk(env.model, env.state_0.joint_q, env.state_0.joint_qd, env.state_0)
+    generator = torch.Generator().manual_seed(4)
+    ups: list[list[float]] = [[] for _ in range(4)]
+    checked = 0
+    for step in range(60):
+        actions = torch.sign(_random_actions(env, generator))
+        obs, _, terminated, _, info = env.step(actions)
+        seen = torch.where(info["_episode"][:, None], info["final_obs"], obs)
+        up = _up_component(seen[:, quat])
+        np.testing.assert_array_equal(info["fell_over"].numpy(), up < np.cos(np.radians(70.0)))
+        if step == 0:
+            assert info["fell_over"].tolist() == [True, False, False, False] and terminated[0]
+        for w in range(4):
+            ups[w].append(float(up[w]))
+            if info["_episode"][w]:
+                expected = np.mean(np.array(ups[w]) > 0.5)
+                assert info["episode"]["upright_fraction"][w].item() == pytest.approx(expected, abs=1e-6)
+                ups[w], checked = [], checked + 1
+    env.close()
+    assert checked >= 8

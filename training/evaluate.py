@@ -384,7 +384,7 @@ def table(result: EvaluationResult) -> str:
             unit = result.metric_units.get(name, "")
             metric_rows.append(
                 f"{os.path.basename(s.policy)[:28]:28s} {cell[:26]:26s} {name:>20s} "
-                f"{value:.3g} [{low:.3g}, {high:.3g}] {unit}"
+                f"{value:.3g} [{low:.3g}, {high:.3g}]{'' if unit in ('', '1') else ' ' + unit}"
             )
     if metric_rows:
         lines += ["", f"{'policy':28s} {'cell':26s} {'metric':>20s} mean [95% CI]", *metric_rows]

@@ -1,7 +1,7 @@
 """Terms of Gymnasium's MuJoCo locomotion tasks (Ant-v5, Humanoid-v5) on a floating-base model: the term state
 :class:`RunState`, the observation blocks these tasks start with, the forward, control, contact and survival
-rewards, the healthy-height termination and the distance metric, and the state update that records where a step
-starts.
+rewards, the healthy-height and tilt terminations, the distance and uprightness metrics, and the state update that
+records where a step starts.
 
 Units: positions [m], velocities [m/s, rad/s] in the world frame (Newton's), torques [N m], wrenches [N, N m].
 """
@@ -24,6 +24,7 @@ __all__ = [
     "contact_cost_clamped",
     "contact_cost_clipped",
     "distance_metric",
+    "fell_over",
     "floating_base_blocks",
     "forward_velocity_com",
     "forward_velocity_torso",
@@ -41,6 +42,8 @@ __all__ = [
     "root_quat",
     "torso_x_displacement",
     "unhealthy",
+    "upright_fraction_metric",
+    "upright_step",
 ]
 
 
@@ -77,11 +80,14 @@ class RunState:
     contact_cost_weight: wp.float32
     """For :func:`contact_cost_clamped`, whose clamp follows the weight."""
     contact_cost_max: wp.float32
+    max_tilt_cos: wp.float32
+    """:func:`fell_over` ends an episode when the torso's up-component falls below it (-2: never)."""
 
 
 def make_run_state(env: Any, *, inclusive: bool, contact_force_clip: float = float("inf")) -> RunState:
     """A :class:`RunState` over ``env``'s model, state, control, actions and contact wrenches, with the config's
-    healthy range, ``terminate_when_unhealthy`` and (where it has them) contact cost weight and clamp."""
+    healthy range, ``terminate_when_unhealthy`` and (where it has them) contact cost weight and clamp and
+    ``max_tilt_cos``."""
     m, s, c = env.model, env.state_0, env.config
     state = RunState()
     state.body_world_start, state.coord_world_start = m.body_world_start, m.joint_coord_world_start
@@ -95,6 +101,7 @@ def make_run_state(env: Any, *, inclusive: bool, contact_force_clip: float = flo
     state.contact_force_clip = contact_force_clip
     state.contact_cost_weight = float(getattr(c, "contact_cost_weight", 0.0))
     state.contact_cost_max = float(getattr(c, "contact_cost_max", 0.0))
+    state.max_tilt_cos = float(getattr(c, "max_tilt_cos", -2.0))
     return state
 
 
@@ -125,6 +132,13 @@ def _is_healthy(s: Any, w: int) -> bool:
     if s.healthy_z_inclusive:
         ok = z >= s.healthy_z_min and z <= s.healthy_z_max
     return ok
+
+
+@wp.func
+def _up_z(s: Any, w: int) -> float:
+    """World z component of the torso's z axis [1]: 1 upright, 0 on its side, -1 upside down."""
+    q = wp.transform_get_rotation(s.body_q[s.body_world_start[w]])
+    return wp.quat_rotate(q, wp.vec3(0.0, 0.0, 1.0))[2]
 
 
 @wp.func
@@ -264,6 +278,12 @@ def unhealthy(s: Any, w: int) -> bool:
     return s.terminate_when_unhealthy and not _is_healthy(s, w)
 
 
+@term("up_z(torso) < max_tilt_cos", source="Isaac Lab mdp.bad_orientation, mjlab fell_over")
+def fell_over(s: Any, w: int) -> bool:
+    """The torso's z axis tilts beyond ``acos(max_tilt_cos)`` from the world's up (on its side or its back)."""
+    return _up_z(s, w) < s.max_tilt_cos
+
+
 # ---------------------------------------------------------------------------------------------------- metrics
 
 
@@ -284,6 +304,27 @@ def distance_metric(point: str, displacement: TermFunction) -> EpisodeMetric:
     reached); the sum of the steps' ``displacement``."""
     return EpisodeMetric(
         "distance_x", displacement, "sum", "m", f"distance the {point} travelled in +x over the episode"
+    )
+
+
+@term("1 if up_z(torso) > 0.5")
+def upright_step(s: Any, w: int) -> float:
+    """1 when the torso's z axis is within 60 degrees of the world's up after the step, else 0."""
+    up = float(0.0)
+    if _up_z(s, w) > 0.5:
+        up = 1.0
+    return up
+
+
+def upright_fraction_metric() -> EpisodeMetric:
+    """``upright_fraction`` [1]: the fraction of the episode's steps that end with the torso's z axis within 60
+    degrees of the world's up (up-component > 0.5), the mean of :func:`upright_step`."""
+    return EpisodeMetric(
+        "upright_fraction",
+        upright_step,
+        "mean",
+        "1",
+        "fraction of the episode's steps with the torso's up-component above 0.5 (within 60 degrees of upright)",
     )
 
 
