@@ -96,8 +96,7 @@ class HumanoidRunEnv(HumanoidScene):
     - ``distance_x`` [m]: how far the mass-weighted centre of mass travelled in +x over the episode (an early end
       counts the distance reached).
     - ``upright_fraction`` [1]: the fraction of the episode's steps that end with the torso's up-component above
-      0.5 (within 60 degrees of upright). The healthy height range bounds the tilt too: a torso bent beyond about
-      60 degrees sinks below 1.0 m.
+      0.5 (within 60 degrees of upright).
 
     ## Differences from Humanoid-v5
     The model is nv_humanoid.xml (its gears, springs and damping); velocities are Newton's (world frame);

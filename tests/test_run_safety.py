@@ -256,3 +256,18 @@ def test_a_killed_shard_stops_training_in_one_line_resume_continues_and_ctrl_c_s
     assert iterations >= last + 3  # the checkpoint's iterations 0..last, and those of the resumed run
     logged = _logged_iterations(os.path.dirname(final))
     assert logged[0] == last + 1 and logged == list(range(last + 1, last + 1 + len(logged)))
+
+
+def test_a_reference_sitting_stopped_in_a_later_seed_ships_nothing(tmp_path, monkeypatch):
+    """``reference --seeds 0,1`` stopped by a signal during seed 1 exits with its status and leaves neither seed 0's
+    checkpoint nor a report: shipped checkpoints and their report are one set."""
+    from steel_envs.training.benchmarks import reference
+
+    finished = tmp_path / "run0"
+    finished.mkdir()
+    monkeypatch.setattr(reference, "machine_speed", lambda: None)
+    outcomes = {0: ({"seed": 0}, str(finished / "model_final.pt"), str(finished)), 1: 130}
+    monkeypatch.setattr(reference, "_train_and_evaluate", lambda a, seed, log_root: outcomes[seed])
+    argv = [CARTPOLE, "--seeds", "0,1", "--out", str(tmp_path / "out"), "--checkpoints", str(tmp_path / "ship")]
+    assert reference.main(argv) == 130
+    assert not (tmp_path / "ship").exists() and not (tmp_path / "out").exists()

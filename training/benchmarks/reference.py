@@ -162,14 +162,13 @@ def _kept_runs(report_path: str, command: str, seeds: list[int]) -> list[dict]:
     return [run for run in previous["runs"] if run["seed"] not in seeds]
 
 
-def _train_and_evaluate(a: argparse.Namespace, seed: int, log_root: str) -> dict | int:
-    """Train seed ``seed``, ship its checkpoint, evaluate it: the report's run entry, or the exit status when a
-    signal stopped the training (a cut-short run is not a reference run: nothing is copied then)."""
+def _train_and_evaluate(a: argparse.Namespace, seed: int, log_root: str) -> tuple[dict, str, str] | int:
+    """Train seed ``seed`` and evaluate it: the report's run entry with the run's checkpoint and folder (shipped by
+    :func:`_ship` once every seed ran), or the exit status when a signal stopped the training."""
     from steel_envs.training.evaluate import evaluate, table
     from steel_envs.training.train import train
     from steel_envs.training.train_args import TrainArgs
 
-    name = a.env_id.split("/")[-1]
     r = train(TrainArgs(env_id=a.env_id, seed=seed, max_seconds=a.max_seconds, log_dir=log_root, progress=False))
     if r.stop_signal is not None:
         print(f"seed {seed}: stopped by signal {r.stop_signal} (checkpoint {r.checkpoint}); no report written")
@@ -179,15 +178,11 @@ def _train_and_evaluate(a: argparse.Namespace, seed: int, log_root: str) -> dict
         f"last-100 mean return {r.mean_return:.1f}",
         flush=True,
     )
-    target = os.path.join(a.checkpoints, name, f"seed{seed}")
-    os.makedirs(target, exist_ok=True)
-    save_policy_only(r.checkpoint, os.path.join(target, "model_final.pt"))  # no critic or optimizer state
-    shutil.copy(os.path.join(r.run_dir, "train_args.json"), os.path.join(target, "train_args.json"))
     with open(os.path.join(r.run_dir, "train_args.json")) as f:
         hyper_parameters = json.load(f)["hyper_parameters"]
     result = evaluate(a.env_id, [r.checkpoint], episodes=a.episodes, num_envs=16, progress=False)
     print(table(result), flush=True)
-    return {
+    run = {
         "seed": seed,
         "env_steps": r.env_steps,
         "iterations": r.iterations,
@@ -199,10 +194,20 @@ def _train_and_evaluate(a: argparse.Namespace, seed: int, log_root: str) -> dict
         "curve": [[steps, round(t, 2), round(mean, 3)] for steps, t, mean in r.curve],
         "evaluation": _summary(result, r.checkpoint),
     }
+    return run, r.checkpoint, r.run_dir
+
+
+def _ship(checkpoints: str, name: str, seed: int, checkpoint: str, run_dir: str) -> None:
+    """Copy seed ``seed``'s policy (no critic or optimizer state) and its ``train_args.json`` to
+    ``checkpoints/<name>/seed<k>/``."""
+    target = os.path.join(checkpoints, name, f"seed{seed}")
+    os.makedirs(target, exist_ok=True)
+    save_policy_only(checkpoint, os.path.join(target, "model_final.pt"))
+    shutil.copy(os.path.join(run_dir, "train_args.json"), os.path.join(target, "train_args.json"))
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Train every seed, evaluate, write the report and the curves, ship the checkpoints, print the summary row."""
+    """Train every seed, evaluate, then ship the checkpoints with the report and the curves, print the summary row."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("env_id")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated training seeds")
@@ -243,10 +248,13 @@ def main(argv: list[str] | None = None) -> int:
     report_path = os.path.join(a.out, f"{name}.json")
     kept = _kept_runs(report_path, report["command"], seeds) if a.merge else []
     log_root = tempfile.mkdtemp(prefix="steel-envs-reference-")
+    trained = []
     for seed in seeds:
-        run = _train_and_evaluate(a, seed, log_root)
-        if isinstance(run, int):
-            return run
+        done = _train_and_evaluate(a, seed, log_root)
+        if isinstance(done, int):  # a signal: a cut-short sitting ships nothing, not even its finished seeds
+            return done
+        run, checkpoint, run_dir = done
+        trained.append((seed, checkpoint, run_dir))
         # Per run, so that runs merged from several sittings keep their own.
         report["runs"].append({**run, "date": report["date"], "machine_speed": report["machine_speed"]})
     report["runs"] = sorted(kept + report["runs"], key=lambda run: run["seed"])
@@ -254,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     result = evaluate(a.env_id, baselines, episodes=a.episodes, num_envs=16, progress=False)
     print(table(result), flush=True)
     report["baselines"] = {b.split(":")[-1]: _summary(result, b) for b in baselines}
+    for seed, checkpoint, run_dir in trained:  # with the report, so checkpoints and report stay one set
+        _ship(a.checkpoints, name, seed, checkpoint, run_dir)
     os.makedirs(a.out, exist_ok=True)
     with open(report_path, "w") as f:
         f.write(_dumps(report))
