@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 from typing import Any
 
 __all__ = [
@@ -154,14 +155,18 @@ WORKER_TIMEOUT_ARG: dict[str, Any] = {
 
 
 def refuse_in_a_spawning_worker() -> None:
-    """Raise RuntimeError (and write why to the parent's report file) when called while this process is a spawned
-    worker importing the main script: a script without a ``__main__`` guard, which would start workers forever."""
+    """Refuse to build a sharded env while this process is a spawned worker importing the main script (a script
+    without a ``__main__`` guard, which would start workers forever): a shard worker writes why to its parent's
+    report file and exits with code 1, without a traceback (the parent raises :class:`ShardError` with the fix);
+    any other spawned process gets RuntimeError."""
     import multiprocessing as mp
 
     if not getattr(mp.current_process(), "_inheriting", False):
         return
     report = os.environ.get(REPORT_ENV)
-    if report:
+    if report:  # a shard worker: the parent raises ShardError with this message, so no traceback from here
         with open(report, "w") as f:
             f.write(_NO_MAIN_GUARD)
+        sys.stderr.flush()
+        os._exit(1)
     raise RuntimeError(_NO_MAIN_GUARD)

@@ -100,7 +100,8 @@ def test_workers_end_within_seconds_of_a_parent_killed_with_sigkill(tmp_path):
 
 def test_a_script_without_a_main_guard_is_told_how_to_fix_it(tmp_path):
     """Spawned workers import the main script again; one that builds a sharded env at import time would start workers
-    forever. The parent raises ShardError naming the shard and the fix, instead of hanging or an EOFError."""
+    forever. The parent raises ShardError naming the shard and the fix, instead of hanging or an EOFError; the
+    workers exit without a traceback of their own."""
     script = tmp_path / "no_guard.py"
     script.write_text(
         textwrap.dedent(f"""
@@ -113,3 +114,4 @@ def test_a_script_without_a_main_guard_is_told_how_to_fix_it(tmp_path):
     last = out.stderr.strip().splitlines()[-1]
     assert last.startswith("steel_envs.sharding.ShardError: shard "), out.stderr
     assert "exited with code 1 during 'start'" in last and 'under `if __name__ == "__main__":`' in last
+    assert out.stderr.count("Traceback") == 1, out.stderr  # the script's own error; none from the workers
