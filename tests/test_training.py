@@ -226,7 +226,7 @@ def test_two_ranks_on_gloo_keep_identical_weights(tmp_path):
     assert sums[0][1] == sums[1][1]
 
 
-def test_stable_baselines3_ppo_runs_and_sees_terminal_observations():
+def test_stable_baselines3_ppo_runs_and_sees_terminal_observations(tmp_path):
     sb3 = pytest.importorskip("stable_baselines3")
     from steel_envs.adapters.sb3 import Sb3VecEnv
 
@@ -248,6 +248,9 @@ def test_stable_baselines3_ppo_runs_and_sees_terminal_observations():
     model = sb3.PPO(
         "MlpPolicy", Sb3VecEnv(make(CARTPOLE, 4, seed=2)), n_steps=64, batch_size=64, n_epochs=2, seed=0, device="cpu"
     )
+    from stable_baselines3.common.logger import configure
+
+    model.set_logger(configure(str(tmp_path), []))  # SB3's default makes an SB3-<time> folder in the system's temp
     model.learn(total_timesteps=4 * 64 * 2)
     assert len(model.ep_info_buffer) > 0 and model.num_timesteps >= 512
 
