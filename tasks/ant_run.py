@@ -156,7 +156,7 @@ class AntRunEnv(AntScene):
         max_iterations=1500,
         entropy_coef=0.0,
         init_noise_std=0.5,
-        # Returns run to ~1,500, and a clipped value loss moves each prediction at most clip_param per iteration.
+        # Returns run to ~7,000, and a clipped value loss moves each prediction at most clip_param per iteration.
         clip_value_loss=False,
     )
     """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
