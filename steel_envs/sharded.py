@@ -263,9 +263,9 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
             )
         if seed is None:  # one seed for every shard, so the population is one random stream as in a single env
             seed = int(np.random.SeedSequence().entropy % 2**63)
-        # The workers start first: their imports and env builds (seconds each) overlap the parent's probe.
-        self._start_workers(env_id, {**kwargs, "seed": seed})
         try:
+            # The workers start first: their imports and env builds (seconds each) overlap the parent's probe.
+            self._start_workers(env_id, {**kwargs, "seed": seed})
             task_class(env_id)  # an unknown ID raises here, naming the closest registered ones
             # The probe has one world: it checks every other argument; render_num_worlds was checked above.
             probe_kwargs = {k: v for k, v in kwargs.items() if k != "render_num_worlds"}
