@@ -18,7 +18,7 @@ import warp as wp
 
 from steel_envs import kernels
 from steel_envs.assets import G1, GO1, RobotModel
-from steel_envs.ranges import at_least, declare
+from steel_envs.ranges import at_least, declare, positive
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.spec import InitialStateSpec, TaskConfig
 from steel_envs.vector_env import SteelVectorEnv
@@ -35,18 +35,24 @@ class UnitreeSceneConfig(TaskConfig):
 
     joint_noise: float = 0.0
     """U(-s, s) noise on the initial joint angles around the standing pose [rad]."""
+    action_scale: float = 1.0
+    """A factor on mjlab's per-joint action scale: action 1 is mjlab's action ``action_scale``. mjlab does not clip
+    its actions; this action box is [-1, 1]."""
 
-    field_ranges = declare(joint_noise=at_least(0.0, "a noise half-width [rad]"))
+    field_ranges = declare(
+        joint_noise=at_least(0.0, "a noise half-width [rad]"),
+        action_scale=positive("a factor on the per-joint action scale; a negative one reverses the actions"),
+    )
 
 
 class UnitreeScene(SteelVectorEnv):
     """A vendored Unitree robot (``robot``) on SolverSteel; tasks add observations, rewards and terminations.
 
     Physics: dt 0.005 s, decimation 4 (control dt 0.02 s, 50 Hz), mjlab's velocity task's
-    (``mjlab/tasks/velocity/velocity_env_cfg.py:449,454``). Action: one value in [-1, 1] per actuated joint, the
-    joint position target ``standing_pose + action_scale * action`` [rad] with mjlab's per-joint
-    ``action_scale = 0.25 * effort_limit / stiffness``, tracked by the PD drives with the model's gains, armature and
-    effort limits (:class:`steel_envs.assets.RobotModel`); action 0 holds the standing pose.
+    (``mjlab/tasks/velocity/velocity_env_cfg.py:449,454``). Action: one value in [-1, 1] per actuated joint, the joint
+    position target ``standing_pose + config.action_scale * scale_j * action`` [rad] with mjlab's per-joint ``scale_j =
+    0.25 * effort_limit / stiffness`` and a factor ``config.action_scale``, tracked by the PD drives with the
+    model's gains, armature and effort limits (:class:`steel_envs.assets.RobotModel`); action 0 holds the standing pose.
 
     Joint limits, enforced by the solver: the MJCF's position ranges (limit rows within ``joint_limit_activation_gap``
     of a limit); the motors' effort limits by the drive rows (``drive_mode="rows"``, impulse clamped at
@@ -89,7 +95,9 @@ class UnitreeScene(SteelVectorEnv):
 
     def _setup_scene(self) -> None:
         self._standing_pose = wp.array(self.robot.standing_pose, dtype=wp.float32, device=self.wp_device)
-        self._action_scale = wp.array(self.robot.action_scale, dtype=wp.float32, device=self.wp_device)
+        self._action_scale = wp.array(
+            self.config.action_scale * self.robot.action_scale, dtype=wp.float32, device=self.wp_device
+        )
 
     def _apply_actions(self) -> None:
         kernels.apply_joint_position_targets(self, self._standing_pose, self._action_scale, ROOT_COORDS)

@@ -194,11 +194,11 @@ class UnitreeVelocityConfig(UnitreeSceneConfig):
 
 
 # mjlab's rl_cfg.py (config/go1 and config/g1): actor and critic (512, 256, 128), 24 steps per env, 5 epochs of 4
-# mini-batches; but a fixed learning rate of 5e-4, an initial std of 0.5 and an entropy coefficient of 0.005 (mjlab:
-# 1e-3 adaptive, std 1, 0.01). On Go1 with 256 worlds instead of mjlab's 4096: the adaptive schedule held the rate
-# at a median of 7.6e-5 over the first 300 iterations (1.9 M env-steps) with the tracking error at the zero
-# policy's, as on QuadrupedVelocity; with entropy 0.01 the std grew from 0.5 to 0.83 within 490 iterations, with
-# 0.005 it fell (to 0.34 in 300 iterations).
+# mini-batches, and its initial std of 1 (0.25 here, where action 1 is mjlab's 4); but a fixed learning rate of 5e-4 and
+# an entropy coefficient of 0.005 (mjlab: 1e-3 adaptive, 0.01). On Go1 with 256 worlds instead of mjlab's 4096: the
+# adaptive schedule held the rate at a median of 7.6e-5 over the first 300 iterations (1.9 M env-steps) with the
+# tracking error at the zero policy's, as on QuadrupedVelocity; with entropy 0.01 the std (of mjlab's actions clipped at
+# 1) grew from 0.5 to 0.83 within 490 iterations, with 0.005 it fell (to 0.34 in 300 iterations).
 _PPO = PpoConfig(
     # 12 M env-steps, the Go1 budget: 1954 iterations of 256 worlds x 24 steps.
     max_iterations=1954,
@@ -207,7 +207,7 @@ _PPO = PpoConfig(
     entropy_coef=0.005,
     schedule="fixed",
     learning_rate=5.0e-4,
-    init_noise_std=0.5,
+    init_noise_std=0.25,
 )
 
 
@@ -394,6 +394,11 @@ class UnitreeVelocityEnv(UnitreeScene):
 class Go1VelocityConfig(UnitreeVelocityConfig):
     """Go1's values of the recipe (config/go1/env_cfgs.py)."""
 
+    action_scale: float = 4.0
+    """Action 1 is mjlab's (unclipped) action 4: the box [-1, 1] then spans the calves' range (-1.8 +- 0.99 rad
+    against [-2.82, -0.89]). With 1 (calves +-0.25 rad) Go1 learned to stand but not to follow commands: over 160
+    iterations (983 k env-steps) the training tracking error stayed at 0.74-0.80 m/s, the zero policy's; with 4 and
+    mjlab's initial std it fell to 0.60."""
     joints: ClassVar[int] = 12
 
 
@@ -403,8 +408,9 @@ class Go1VelocityEnv(UnitreeVelocityEnv, Go1Scene):
 
     ## Action space
     12 joint position offsets in [-1, 1] around the standing pose (hips +-0.1, thighs 0.9, calves -1.8 rad), times
-    mjlab's per-joint scale ``0.25 * effort_limit / stiffness`` (hips and thighs 0.37, calves 0.25 rad), in the
-    order FR, FL, RR, RL x (hip, thigh, calf); tracked by PD drives with mjlab's gains (:mod:`steel_envs.assets`).
+    ``action_scale`` (4) and mjlab's per-joint scale ``0.25 * effort_limit / stiffness`` (hips and thighs 1.49,
+    calves 0.99 rad at action 1; action 1 is mjlab's unclipped action 4), in the order FR, FL, RR, RL x (hip, thigh,
+    calf); tracked by PD drives with mjlab's gains (:mod:`steel_envs.assets`).
 
     ## Observation space
     | index | observation | unit |
@@ -544,9 +550,11 @@ class G1VelocityEnv(UnitreeVelocityEnv, G1Scene):
     ``Mjlab-Velocity-Flat-Unitree-G1`` recipe (``unitree_g1_flat_env_cfg``) on SolverSteel.
 
     ## Action space
-    29 joint position offsets in [-1, 1] around the knees-bent standing pose, times mjlab's per-joint scale
-    ``0.25 * effort_limit / stiffness``, in ``steel_envs.assets.G1.joints`` order (legs left then right, waist, arms
-    left then right); tracked by PD drives with mjlab's gains (:mod:`steel_envs.assets`).
+    29 joint position offsets in [-1, 1] around the knees-bent standing pose, times ``action_scale`` (1: mjlab's
+    actions clipped at 1; with 4, bang-bang actions drove the ankles 0.05 rad past their limits and the feet 9 mm into
+    the ground, ``steel-envs doctor``) and mjlab's per-joint scale ``0.25 * effort_limit / stiffness``, in
+    ``steel_envs.assets.G1.joints`` order (legs left then right, waist, arms left then right); tracked by PD drives
+    with mjlab's gains (:mod:`steel_envs.assets`).
 
     ## Observation space
     | index | observation | unit |
@@ -627,7 +635,8 @@ class G1VelocityEnv(UnitreeVelocityEnv, G1Scene):
     observations = _actor_blocks(29)
     privileged_observations = _critic_blocks(2)
     # 4 M env-steps, the issue's budget: 652 iterations of 256 worlds x 24 steps.
-    train_config = dataclasses.replace(_PPO, max_iterations=652)
+    # Go1's initial std is mjlab's 1 in actions 4 times as large; G1's actions are mjlab's.
+    train_config = dataclasses.replace(_PPO, max_iterations=652, init_noise_std=0.5)
 
 
 Go1VelocitySingleEnv = register_task("steel_envs/Go1Velocity-v0", Go1VelocityEnv)
