@@ -68,8 +68,9 @@ class SolverBackend:
 
     def build_model(self) -> newton.Model:
         """The env's model (construction): ``env.num_envs`` replicas of one world (``env.build_world``, plus a
-        ground plane per world, or one shared, per ``env.add_ground_plane`` / ``env.ground_per_world``), with the
-        solver's custom attributes, its last builder edits and its model-level settings."""
+        ground plane per world, or one shared, per ``env.add_ground_plane`` / ``env.ground_per_world``), the shapes
+        the worlds share (``env.build_shared``), with the solver's custom attributes, its last builder edits and its
+        model-level settings."""
         env = self.env
         world = newton.ModelBuilder()
         self.register_attributes(world)
@@ -81,6 +82,7 @@ class SolverBackend:
         builder.replicate(world, env.num_envs)
         if env.add_ground_plane and not env.ground_per_world:
             builder.add_ground_plane()
+        env.build_shared(builder)
         self.finalize_builder(builder)
         model = builder.finalize(device=env.wp_device)
         self.configure_model(model)

@@ -102,6 +102,10 @@ class SceneHooks:
         """Add one world's bodies, joints and shapes to ``builder`` (at construction)."""
         raise NotImplementedError
 
+    def build_shared(self, builder: newton.ModelBuilder) -> None:
+        """Add the static shapes every world shares (body -1, e.g. a terrain) to the replicated ``builder`` (at
+        construction); by default none."""
+
     def initial_state(self) -> InitialStateSpec:
         """Initial joint state of one world and its reset noise (at construction)."""
         raise NotImplementedError

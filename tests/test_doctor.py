@@ -20,7 +20,7 @@ from steel_envs.doctor.capacities import HEADROOM, OVERFLOW_FACTOR
 from steel_envs.doctor.check import Sample
 from steel_envs.doctor.energy import EnergyDrift
 from steel_envs.doctor.limits import REVOLUTE_OVERSHOOT_TOL
-from steel_envs.doctor.penetration import PENETRATION_TOL, BodyPenetration, GroundPlanes, ParticlePenetration
+from steel_envs.doctor.penetration import PENETRATION_TOL, BodyPenetration, Ground, ParticlePenetration
 from steel_envs.doctor.report import DoctorReport
 from steel_envs.doctor.runner import Runner, doctor
 from steel_envs.doctor.world_count import VBD_WORLD_COUNT_BOUND, WorldCountIndependence
@@ -117,7 +117,7 @@ def test_a_capacity_within_1_3x_of_the_mark_warns() -> None:
 def test_the_penetration_probe_measures_a_cube_sunk_by_hand() -> None:
     env = make("steel_envs/PushCube-v0", 1, seed=0)
     try:
-        bodies, energy = BodyPenetration(env, GroundPlanes(env.model)), EnergyDrift(env)
+        bodies, energy = BodyPenetration(env, Ground(env.model)), EnergyDrift(env)
         body_q = env.state_0.body_q.numpy()
         cube = next(i for i, label in enumerate(env.model.body_label) if label.endswith("cube_0"))
         body_q[cube, 2] = CUBE_HALF - 0.003  # 3 mm into the ground, unrotated
@@ -139,7 +139,7 @@ def test_the_penetration_probe_measures_a_cube_sunk_by_hand() -> None:
 def test_a_particle_centre_below_the_ground_fails_the_particle_line() -> None:
     env = make("steel_envs/SoftPush-v0", 1, seed=0)
     try:
-        particles = ParticlePenetration(env, GroundPlanes(env.model))
+        particles = ParticlePenetration(env, Ground(env.model))
         q = env.state_0.particle_q.numpy()
         radius = float(env.model.particle_radius.numpy()[0])
         q[0, 2] = -0.002

@@ -62,6 +62,14 @@ class InitialStates:
             ],
             outputs=[env.rng_state, state.joint_q, state.joint_qd],
         )
+        self.eval_fk(world_mask)
+
+    def eval_fk(self, world_mask: wp.array) -> None:
+        """Write the body poses and velocities of the selected worlds' articulations ((num_envs + 1,) bool) from
+        their joint state in ``env.state_0`` (forward kinematics: a scene that moves a reset world's joint state
+        calls it again)."""
+        env = self.env
+        model, state = env.model, env.state_0
         if model.articulation_count:
             wp.launch(
                 kernels.world_mask_to_articulation_mask,

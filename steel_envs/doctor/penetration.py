@@ -1,8 +1,10 @@
-"""Penetration lines of the doctor: bodies and particles against the env's ground planes, over every measured state.
+"""Penetration lines of the doctor: bodies against the env's ground (planes and terrain) and particles against its
+ground planes, over every measured state.
 Reset states and stepped states are kept apart: an initial state inside the ground is the scene's to fix, not the
 solver's.
 
-- ``penetration: bodies`` (:class:`BodyPenetration`): the deepest point of a body's shape below a ground plane.
+- ``penetration: bodies`` (:class:`BodyPenetration`): the deepest point of a body's shape inside the ground (a plane,
+  or a terrain's heightfield or mesh).
   Contacts of the measured state are found by a private ``newton.CollisionPipeline`` with the env's options, their
   signed distances evaluated by ``newton.eval_rigid_contact_kinematics`` and both shapes' ``shape_margin`` added
   back (contacts act on the margin-inflated surfaces; the value is the depth of the shape itself). Fails above
@@ -20,7 +22,7 @@ import numpy as np
 from steel_envs.doctor.check import Check, Sample, Worst, quat_to_matrix, short_label, worst
 from steel_envs.doctor.report import DoctorLine, DoctorReport
 
-__all__ = ["PENETRATION_TOL", "BodyPenetration", "GroundPlanes", "ParticlePenetration"]
+__all__ = ["PENETRATION_TOL", "BodyPenetration", "Ground", "ParticlePenetration"]
 
 PENETRATION_TOL = 0.005
 """Deepest body point below a ground plane [m] (the 5 mm of the prismatic limit tolerance); for particles the depth
@@ -32,9 +34,10 @@ _KINDS = ("stepped", "reset")
 """States after a physics step, and reset states (a world's first state of an episode)."""
 
 
-class GroundPlanes:
-    """The model's ground planes: static plane shapes (``shape_body`` -1), with their world (-1: every world), a
-    point [m], shape (planes, 3), and the unit normal (the shape's local +z), shape (planes, 3)."""
+class Ground:
+    """The model's ground: static plane, heightfield and mesh shapes (``shape_body`` -1, ``is_ground``); of the
+    planes, their world (-1: every world), a point [m], shape (planes, 3), and the unit normal (the shape's local
+    +z), shape (planes, 3)."""
 
     def __init__(self, model: Any) -> None:
         import newton
@@ -44,10 +47,13 @@ class GroundPlanes:
         self.shape_body = m.shape_body.numpy() if m.shape_count else np.zeros(0, np.int32)
         self.shape_world = m.shape_world.numpy() if m.shape_count else np.zeros(0, np.int32)
         self.shape_margin = m.shape_margin.numpy().astype(np.float64) if m.shape_count else np.zeros(0)
-        self.is_ground = (shape_type == int(newton.GeoType.PLANE)) & (self.shape_body < 0)
-        """Per shape, bool, shape (shape_count,): whether it is a ground plane."""
-        xf = m.shape_transform.numpy()[self.is_ground] if m.shape_count else np.zeros((0, 7), np.float32)
-        self.world = self.shape_world[self.is_ground]
+        is_plane = (shape_type == int(newton.GeoType.PLANE)) & (self.shape_body < 0)
+        terrain = np.isin(shape_type, (int(newton.GeoType.HFIELD), int(newton.GeoType.MESH))) & (self.shape_body < 0)
+        self.is_ground = is_plane | terrain
+        """Per shape, bool, shape (shape_count,): whether it is ground: a static plane, heightfield or mesh (a
+        terrain)."""
+        xf = m.shape_transform.numpy()[is_plane] if m.shape_count else np.zeros((0, 7), np.float32)
+        self.world = self.shape_world[is_plane]
         self.point = xf[:, :3].astype(np.float64)
         self.normal = quat_to_matrix(xf[:, 3:7])[:, :, 2] if len(xf) else np.zeros((0, 3))
 
@@ -72,7 +78,7 @@ def two_worsts(worsts: dict[str, Worst | None]) -> str:
 class BodyPenetration(Check):
     """The deepest body shape below a ground plane [m], after a step and in a reset state."""
 
-    def __init__(self, env: Any, ground: GroundPlanes) -> None:
+    def __init__(self, env: Any, ground: Ground) -> None:
         import newton
         import warp as wp
 
@@ -120,7 +126,7 @@ class BodyPenetration(Check):
     def lines(self, report: DoctorReport) -> list[DoctorLine]:
         check, threshold = "penetration: bodies", f"<= {PENETRATION_TOL * 1000:g} mm"
         if all(v is None for v in self.worst.values()):
-            why = "no body touched a ground plane" if self.pipeline is not None else "no body can touch a ground plane"
+            why = "no body touched the ground" if self.pipeline is not None else "no body can touch the ground"
             return [DoctorLine(check, "n/a", "-", threshold, why)]
         bad = {kind: v is not None and v[0] > PENETRATION_TOL for kind, v in self.worst.items()}
         value = max(v[0] for v in self.worst.values() if v is not None)
@@ -133,7 +139,7 @@ class ParticlePenetration(Check):
     """The deepest particle contact sphere below a ground plane [m], and the particle centres below it, after a step
     and in a reset state."""
 
-    def __init__(self, env: Any, ground: GroundPlanes) -> None:
+    def __init__(self, env: Any, ground: Ground) -> None:
         self.env, self.ground, m = env, ground, env.model
         self.particle_world = m.particle_world.numpy() if m.particle_count else np.zeros(0, np.int32)
         self.particle_radius = m.particle_radius.numpy().astype(np.float64) if m.particle_count else np.zeros(0)

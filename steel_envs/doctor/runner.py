@@ -17,7 +17,7 @@ from steel_envs.doctor.energy import EnergyDrift
 from steel_envs.doctor.limits import JointLimits
 from steel_envs.doctor.nonfinite import NonFiniteEvents
 from steel_envs.doctor.overflow import OverflowRate
-from steel_envs.doctor.penetration import BodyPenetration, GroundPlanes, ParticlePenetration
+from steel_envs.doctor.penetration import BodyPenetration, Ground, ParticlePenetration
 from steel_envs.doctor.report import DoctorReport
 from steel_envs.doctor.world_count import WorldCountIndependence, WorldTrace
 
@@ -100,7 +100,7 @@ def doctor(
 def build_checks(env: Any, vbd: bool) -> list[Check]:
     """Every check of ``env``, in the table's order: capacities, overflow rate, joint limits, penetration (bodies,
     particles), energy drift, non-finite events, world-count independence."""
-    ground = GroundPlanes(env.model)
+    ground = Ground(env.model)
     return [
         VBDCapacities(env) if vbd else SteelCapacities(env),
         OverflowRate(),

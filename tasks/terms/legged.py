@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import warp as wp
+from steel_envs.envs.terrain import terrain_height
 
 from steel_envs.spec import EpisodeMetric, term
 
@@ -40,6 +41,7 @@ __all__ = [
     "foot_contact_force_log",
     "foot_height",
     "friction_scale",
+    "height_scan",
     "illegal_contact",
     "joint_acc_l2",
     "joint_deviation_l1",
@@ -57,6 +59,7 @@ __all__ = [
     "push_base_velocity",
     "resample_velocity_commands",
     "reset_legged_state",
+    "set_terrain",
     "soft_landing",
     "store_last_actions_and_joint_vel",
     "torso_ang_vel_xy_l2",
@@ -174,6 +177,18 @@ class LeggedState:
     """Model ``body_inertia`` about the centre of mass, body frame [kg m^2]."""
     bodies_per_world: wp.int32
     """Bodies of one world (``angular_momentum_l2`` sums them)."""
+    terrain_heights: wp.array2d[wp.float32]
+    """(ny, nx): the ground's heights [m] (:class:`steel_envs.envs.terrain.Terrain`; flat ground: 2 x 2 zeros)."""
+    terrain_origin: wp.vec2
+    """World (x, y) of ``terrain_heights[0, 0]`` [m]."""
+    terrain_inv_resolution: wp.float32
+    """1 / the spacing of ``terrain_heights`` [1/m]."""
+    scan_points: wp.array[wp.vec2]
+    """The height scan's points in the base's yaw frame (x forward, y left) [m] (may be empty)."""
+    terrain_level: wp.array[wp.float32]
+    """(num_envs,): the level of the terrain patch the world started on (0 on flat ground)."""
+    terrain_margin: wp.float32
+    """Distance from the terrain's edge [m] within which ``out_of_terrain`` ends an episode."""
 
 
 def make_legged_state(
@@ -250,7 +265,23 @@ def make_legged_state(
     state.encoder_bias = wp.zeros((n, len(default_joint_pos)), dtype=wp.float32)
     state.body_com, state.body_mass, state.body_inertia = m.body_com, m.body_mass, m.body_inertia
     state.bodies_per_world = m.body_count // max(1, m.world_count)
+    state.terrain_level, state.terrain_margin = wp.zeros(n, dtype=wp.float32), 0.0
+    set_terrain(state, None)
     return state
+
+
+def set_terrain(state: LeggedState, terrain: Any, scan_points: np.ndarray | None = None) -> None:
+    """Point ``state``'s ground at ``terrain`` (:class:`steel_envs.envs.terrain.Terrain`; None: flat ground at z = 0)
+    and set the height scan's points ((points, 2) [m], base yaw frame; None: none)."""
+    if terrain is None:
+        state.terrain_heights = wp.zeros((2, 2), dtype=wp.float32)
+        state.terrain_origin, state.terrain_inv_resolution = wp.vec2(0.0, 0.0), 1.0
+    else:
+        state.terrain_heights = wp.array(terrain.heights, dtype=wp.float32)
+        state.terrain_origin = wp.vec2(terrain.x0, terrain.y0)
+        state.terrain_inv_resolution = 1.0 / terrain.resolution
+    points = np.zeros((0, 2), np.float32) if scan_points is None else np.asarray(scan_points, np.float32)
+    state.scan_points = wp.array(points.reshape(-1, 2), dtype=wp.vec2)
 
 
 # ---------------------------------------------------------------------------------------------------- helpers
@@ -290,6 +321,19 @@ def _in_contact(s: Any, w: int, body: int) -> bool:
 def _foot_point(s: Any, w: int, i: int) -> wp.vec3:
     """World position of foot ``i``'s point (its body frame offset ``foot_offsets[i]``) [m]."""
     return wp.transform_point(s.body_q[s.body_world_start[w] + s.feet[i]], s.foot_offsets[i])
+
+
+@wp.func
+def _ground_height(s: Any, x: float, y: float) -> float:
+    """The ground's height at world (x, y) [m] (0 on flat ground)."""
+    return terrain_height(s.terrain_heights, s.terrain_origin, s.terrain_inv_resolution, x, y)
+
+
+@wp.func
+def _foot_height(s: Any, w: int, i: int) -> float:
+    """Height of foot ``i``'s point above the ground below it [m]."""
+    p = _foot_point(s, w, i)
+    return p[2] - _ground_height(s, p[0], p[1])
 
 
 @wp.func
@@ -379,10 +423,25 @@ def joint_pos_rel_biased(s: Any, w: int, j: int) -> float:
     return s.joint_q[s.coord_world_start[w] + s.root_coords + j] - s.default_joint_pos[j] + s.encoder_bias[w, j]
 
 
-@term("z_foot", source="mjlab foot_height (TerrainHeightSensor; flat ground at z = 0)")
+@term("z_foot - h_ground(x_foot, y_foot)", source="mjlab foot_height (TerrainHeightSensor)")
 def foot_height(s: Any, w: int, i: int) -> float:
-    """Height of foot ``i``'s point above the ground plane z = 0 [m]."""
-    return _foot_point(s, w, i)[2]
+    """Height of foot ``i``'s point above the ground below it [m]."""
+    return _foot_height(s, w, i)
+
+
+@term("z_base - h_ground(p_i)", source="mjlab height_scan (RayCastSensor terrain_scan, yaw-aligned grid)")
+def height_scan(s: Any, w: int, i: int) -> float:
+    """Height of the base above the ground at scan point ``i`` (``scan_points[i]`` in the base's yaw frame) [m]:
+    a lookup in the terrain's heights, which the robot's own shapes are not part of."""
+    base = wp.transform_get_translation(s.body_q[s.body_world_start[w] + s.base])
+    q = _base_rotation(s, w)
+    forward = wp.quat_rotate(q, wp.vec3(1.0, 0.0, 0.0))
+    yaw = wp.atan2(forward[1], forward[0])
+    c, sn = wp.cos(yaw), wp.sin(yaw)
+    p = s.scan_points[i]
+    x = base[0] + c * p[0] - sn * p[1]
+    y = base[1] + sn * p[0] + c * p[1]
+    return base[2] - _ground_height(s, x, y)
 
 
 @term("t_air", source="mjlab foot_air_time")
@@ -624,7 +683,7 @@ def feet_clearance(s: Any, w: int) -> float:
     total = float(0.0)
     for i in range(s.feet.shape[0]):
         v = _foot_velocity(s, w, i)
-        total += wp.abs(_foot_point(s, w, i)[2] - s.feet_target_height) * wp.sqrt(v[0] * v[0] + v[1] * v[1])
+        total += wp.abs(_foot_height(s, w, i) - s.feet_target_height) * wp.sqrt(v[0] * v[0] + v[1] * v[1])
     return total * _gait_active(s, w)
 
 
@@ -772,7 +831,7 @@ def update_feet_air_time(s: LeggedState, dt: wp.float32):
             s.feet_air_time[w, i] = 0.0
         else:
             s.feet_air_time[w, i] = s.feet_air_time[w, i] + dt
-            s.feet_peak_height[w, i] = wp.max(s.feet_peak_height[w, i], _foot_point(s, w, i)[2])
+            s.feet_peak_height[w, i] = wp.max(s.feet_peak_height[w, i], _foot_height(s, w, i))
 
 
 @wp.kernel(enable_backward=False)
