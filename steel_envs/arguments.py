@@ -229,20 +229,40 @@ def check_episode_lengths(lengths: Any, num_envs: int, max_episode_steps: int) -
     return t.to(torch.int32)
 
 
-def check_reset_options(options: Any, num_envs: int, device: torch.device) -> torch.Tensor | None:
-    """Validate ``reset``'s ``options`` and return its ``reset_mask`` as a bool tensor on ``device`` (None: all).
+def check_reset_options(
+    options: Any, num_envs: int, device: torch.device, world_options: tuple[str, ...] = ()
+) -> tuple[torch.Tensor | None, dict[str, torch.Tensor]]:
+    """Validate ``reset``'s ``options``: its ``reset_mask`` as a bool tensor on ``device`` (None: all) and the
+    task's per-world options (``world_options``) present, each a numeric (num_envs,) tensor on ``device``.
 
     Raises:
-        ValueError: On a non-mapping, an unknown key or a bad mask (see :func:`check_reset_mask`).
+        ValueError: On a non-mapping, an unknown key, a bad mask (see :func:`check_reset_mask`) or a per-world
+            option that is not a numeric numpy array or torch tensor of shape (num_envs,).
     """
     options = {} if options is None else options
     if not isinstance(options, Mapping):
         raise ValueError(f"options: expected a dict or None, got {type(options).__name__}")
-    unknown = sorted(set(options) - {"reset_mask"})
+    known = ("reset_mask", *world_options)
+    unknown = sorted(set(options) - set(known))
     if unknown:
-        raise ValueError(f"options: unknown key(s) {unknown}; the only option is 'reset_mask'")
+        raise ValueError(f"options: unknown key(s) {unknown}; the options are {list(known)}")
     mask = options.get("reset_mask")
-    return None if mask is None else check_reset_mask(mask, num_envs, device)
+    values = {
+        name: _check_world_values(options[name], name, num_envs, device) for name in world_options if name in options
+    }
+    return (None if mask is None else check_reset_mask(mask, num_envs, device)), values
+
+
+def _check_world_values(values: Any, name: str, num_envs: int, device: torch.device) -> torch.Tensor:
+    """A per-world reset option: a numeric numpy array or dense torch tensor of shape (num_envs,), as a tensor."""
+    label = f"options[{name!r}]"
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
+        values = torch.from_numpy(values.copy())
+    elif not (isinstance(values, torch.Tensor) and not values.dtype.is_complex and values.dtype != torch.bool):
+        raise ValueError(f"{label}: expected a numeric numpy array or torch tensor, got {type(values).__name__}")
+    if tuple(values.shape) != (num_envs,):
+        raise ValueError(f"{label}: expected shape ({num_envs},), got {tuple(values.shape)}")
+    return values.to(device)
 
 
 def check_reset_mask(mask: Any, num_envs: int, device: torch.device) -> torch.Tensor:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import newton
 import numpy as np
+import torch
 import warp as wp
 
 from .spec import (
@@ -163,6 +164,9 @@ class TaskHooks:
     privileged_observations: ClassVar[tuple[ObservationBlock, ...]] = ()
     """Blocks only the critic sees: the ``critic`` observation group is the policy's state observations without
     noise, then these (``env.observation_groups``)."""
+    reset_options: ClassVar[tuple[str, ...]] = ()
+    """Per-world options of ``reset`` besides ``reset_mask``: ``reset(options={name: values})`` with ``values`` of
+    shape (num_envs,) (:meth:`check_reset_option`, :meth:`_set_reset_options`)."""
     metrics: ClassVar[tuple[EpisodeMetric, ...]] = ()
     """The task's episode metrics (see :class:`steel_envs.EpisodeMetric`), computed each step after the rewards and
     reported per ended episode in ``info["episode"]``."""
@@ -227,6 +231,19 @@ class TaskHooks:
     def _post_rewards(self) -> None:
         """State updates after the rewards and metrics of a step (e.g. the last actions the next action rate
         compares against)."""
+
+    @classmethod
+    def check_reset_option(cls, name: str, values: torch.Tensor) -> None:
+        """Refuse a bad value of the per-world reset option ``name`` (one of ``reset_options``; ``values`` a
+        (num_envs,) tensor), before anything is reset.
+
+        Raises:
+            ValueError: Naming ``options[name]`` and what was expected.
+        """
+
+    def _set_reset_options(self, values: dict[str, torch.Tensor]) -> None:
+        """Take the checked per-world reset options of an explicit ``reset`` (name -> (num_envs,) tensor; empty:
+        none) for the worlds it resets."""
 
     def _reset_task(self, world_mask: wp.array) -> None:
         """Reset the task's per-world buffers of the selected worlds."""

@@ -108,8 +108,11 @@ class _Shard:
         if command == "step":
             self.step()
         elif command == "reset":
-            seed, mask = arg
-            obs, info = env.reset(seed=seed, options=None if mask is None else {"reset_mask": mask[rows]})
+            seed, mask, world_options = arg
+            options = {name: values[rows] for name, values in world_options.items()}
+            if mask is not None:
+                options["reset_mask"] = mask[rows]
+            obs, info = env.reset(seed=seed, options=options or None)
             self.publish(obs, info)
             self.shared["done"][rows] = False
         elif command == "set_episode_length":
@@ -310,6 +313,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         self.reward_terms = probe.reward_terms
         self.terminations = probe.terminations
         self.metrics = probe.metrics
+        self._task = type(probe)  # its per-world reset options and their check
         self.decimation = probe.decimation
         self.control_dt = probe.control_dt
         self.max_episode_steps = probe.max_episode_steps
@@ -456,10 +460,12 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Reset all worlds or ``options["reset_mask"]``; see :meth:`steel_envs.NewtonVectorEnv.reset`."""
-        mask = check_reset_options(options, self.num_envs, self.torch_device)
+        mask, world_options = check_reset_options(options, self.num_envs, self.torch_device, self._task.reset_options)
+        for name, values in world_options.items():
+            self._task.check_reset_option(name, values)
         if seed is not None:
             super().reset(seed=seed)
-        self._send("reset", (seed, mask))
+        self._send("reset", (seed, mask, world_options))
         sh = self._shared
         return sh["obs"], {
             **{name: sh["flags"][i] for i, name in enumerate(_FLAGS)},

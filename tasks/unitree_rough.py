@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+import torch
 import warp as wp
 from steel_envs.envs.terrain import TERRAIN_TYPES, Terrain, TerrainConfig, generate_terrain
 from steel_envs.tasks.terms import legged
@@ -93,6 +94,7 @@ class Go1VelocityRoughConfig(Go1VelocityConfig):
 def update_terrain_levels(
     world_mask: wp.array[wp.bool],
     fixed_level: wp.int32,
+    forced_level: wp.array[wp.int32],
     init_level_max: wp.int32,
     levels: wp.int32,
     patch_size: wp.float32,
@@ -108,14 +110,18 @@ def update_terrain_levels(
     """At a world's reset, before its new initial state: legged_gym's / mjlab's ``terrain_levels_vel``. A world that
     walked more than half a patch from its spawn point moves up a level, one that walked less than half its commanded
     distance (|cmd_xy| times the time limit) moves down; one that passes the top level gets a uniform level; the first
-    reset (an episode of 0 steps) draws a level in [0, init_level_max]; ``fixed_level`` >= 0 overrides all of it. The
-    world then gets a terrain type by the cumulative proportions and its spawn point."""
+    reset (an episode of 0 steps) draws a level in [0, init_level_max]; ``fixed_level`` >= 0 (the config's) or the
+    world's ``forced_level`` >= 0 (a reset option, used once: it is cleared here) overrides all of it. The world then
+    gets a terrain type by the cumulative proportions and its spawn point."""
     w = wp.tid()
     if not world_mask[w]:
         return
     rng = rng_state[w]
     level = int(level_f[w])
-    if fixed_level >= 0:
+    if forced_level[w] >= 0:
+        level = forced_level[w]
+        forced_level[w] = -1
+    elif fixed_level >= 0:
         level = fixed_level
     elif episode_length[w] == 0:
         level = int(wp.randi(rng, 0, init_level_max + 1))
@@ -265,7 +271,9 @@ class Go1VelocityRoughEnv(Go1VelocityEnv):
     A world's first level is U{0, ..., 4} (``init_terrain_level_max``). At each later reset it moves up a level if
     its base ended more than half a patch (4 m) from its spawn point, down one if it ended less than half its
     commanded distance (|cmd_xy| at the end x the time limit x 0.5) from it, never below 0; a world passing the top
-    level gets a level U{0, ..., 9}. ``terrain_level=L`` puts every world on level L, curriculum off.
+    level gets a level U{0, ..., 9}. ``terrain_level=L`` puts every world on level L, curriculum off;
+    ``reset(options={"terrain_level": levels})`` ((num_envs,) integers) puts the reset worlds on those levels for that
+    reset (evaluation on chosen levels; the curriculum goes on from them).
 
     ## Episode end
     As the flat task (``fell_over``, ``base_contact``, non-finite state; truncated after 1000 steps or on a
@@ -300,6 +308,22 @@ class Go1VelocityRoughEnv(Go1VelocityEnv):
         TerminationTerm("out_of_terrain", out_of_terrain, time_out=True),
     )
     metrics = (*Go1VelocityEnv.metrics, TERRAIN_LEVEL)
+    reset_options = ("terrain_level",)
+
+    @classmethod
+    def check_reset_option(cls, name: str, values: torch.Tensor) -> None:
+        """``terrain_level``: integers in [0, levels - 1] (the reset worlds start on them).
+
+        Raises:
+            ValueError: Another dtype or a level out of range.
+        """
+        top = cls.terrain_config.levels - 1
+        if values.dtype.is_floating_point or not bool(((values >= 0) & (values <= top)).all()):
+            raise ValueError(f"options['terrain_level']: expected integer levels in [0, {top}], got {values.tolist()}")
+
+    def _set_reset_options(self, values: dict[str, torch.Tensor]) -> None:
+        if "terrain_level" in values:
+            self._forced_level.assign(values["terrain_level"].to(torch.int32).cpu().numpy())
 
     # Watermarks of steel-envs doctor at the hardest level (8 worlds x 200 steps of random, bang-bang and zero
     # actions; newton 1.8.0, CPU), heightfield / mesh: 51 / 58 contacts and 310 / 347 rows per world; 2x headroom.
@@ -330,6 +354,7 @@ class Go1VelocityRoughEnv(Go1VelocityEnv):
         self.term_state.terrain_level = wp.zeros(self.num_envs, dtype=wp.float32)
         self.term_state.terrain_margin = float(c.terrain_margin)
         self._terrain_origin = wp.zeros(self.num_envs, dtype=wp.vec3)
+        self._forced_level = wp.full(self.num_envs, -1, dtype=wp.int32)
         self._terrain_spawn = wp.array(t.spawn, dtype=wp.vec3)
         self._terrain_cumulative = wp.array(np.cumsum(c.terrain_proportions), dtype=wp.float32)
 
@@ -340,6 +365,7 @@ class Go1VelocityRoughEnv(Go1VelocityEnv):
             inputs=[
                 world_mask,
                 -1 if c.terrain_level is None else int(c.terrain_level),
+                self._forced_level,
                 int(c.init_terrain_level_max),
                 int(self.terrain_config.levels),
                 float(self.terrain_config.patch_size),

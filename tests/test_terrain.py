@@ -13,6 +13,7 @@ from conftest import make
 from scipy.spatial.transform import Rotation
 from steel_envs.envs.terrain import TERRAIN_TYPES, TerrainConfig, generate_terrain
 
+import steel_envs
 from steel_envs.doctor.check import Sample
 from steel_envs.doctor.penetration import BodyPenetration, Ground
 
@@ -168,3 +169,33 @@ def test_the_curriculum_moves_worlds_by_the_distance_they_walked() -> None:
     expected = np.clip(levels[:4] + np.array([1, -1, 0, -1]), 0, None)
     np.testing.assert_array_equal(after[:4], expected, err_msg=f"{levels[:4]} -> {after[:4]}")
     assert set(after[4:]) <= set(np.arange(10.0)) and not (after[4:] == 9.0).all()
+
+
+def test_reset_puts_the_worlds_on_the_levels_asked_for_in_one_process_and_sharded() -> None:
+    """``reset(options={"terrain_level": levels})`` starts each reset world on its level's patch (its x is that
+    level's column of patches), with the observations of a one-process env over two shards too; a bad level is
+    refused in one line and resets nothing."""
+    levels = np.array([9, 0, 5, 7])
+    x_of_level = TERRAIN.spawn[:, 0, 0]
+    one = make(ROUGH_ID, 4, randomize=False)
+    two = steel_envs.make_vec(ROUGH_ID, 4, num_shards=2, randomize=False)
+    try:
+        observed = []
+        for env in (one, two):
+            env.reset(seed=0)
+            obs, _ = env.reset(options={"terrain_level": torch.tensor(levels)})
+            observed.append(obs.clone())
+            for bad in (torch.tensor([0, 1, 2, 10]), torch.tensor([0.0, 1.0, 2.0, 3.0]), np.zeros(3, np.int64)):
+                with pytest.raises(ValueError, match=r"^options\['terrain_level'\]: ") as err:
+                    env.reset(options={"terrain_level": bad})
+                assert "\n" not in str(err.value)
+            mask = np.array([True, False, False, False])
+            again, _ = env.reset(options={"terrain_level": torch.tensor(levels), "reset_mask": mask})
+            assert torch.equal(again[1:], observed[-1][1:])
+        assert torch.equal(observed[0], observed[1])
+        x = one.state_0.body_q.numpy().reshape(4, -1, 7)[:, 0, 0]
+        np.testing.assert_allclose(x, x_of_level[levels], atol=1e-4)
+        np.testing.assert_array_equal(one.term_state.terrain_level.numpy(), levels)
+    finally:
+        one.close()
+        two.close()
