@@ -230,15 +230,17 @@ def check_episode_lengths(lengths: Any, num_envs: int, max_episode_steps: int) -
 
 
 def check_reset_options(
-    options: Any, num_envs: int, device: torch.device, world_options: tuple[str, ...] = ()
+    options: Any, num_envs: int, device: torch.device, task: Any = None
 ) -> tuple[torch.Tensor | None, dict[str, torch.Tensor]]:
     """Validate ``reset``'s ``options``: its ``reset_mask`` as a bool tensor on ``device`` (None: all) and the
-    task's per-world options (``world_options``) present, each a numeric (num_envs,) tensor on ``device``.
+    per-world options of ``task`` (an env or its class: ``reset_options``, checked by its ``check_reset_option``)
+    present, each a numeric (num_envs,) tensor on ``device``.
 
     Raises:
         ValueError: On a non-mapping, an unknown key, a bad mask (see :func:`check_reset_mask`) or a per-world
-            option that is not a numeric numpy array or torch tensor of shape (num_envs,).
+            option that is not a numeric numpy array or torch tensor of shape (num_envs,) or that the task refuses.
     """
+    world_options = () if task is None else tuple(task.reset_options)
     options = {} if options is None else options
     if not isinstance(options, Mapping):
         raise ValueError(f"options: expected a dict or None, got {type(options).__name__}")
@@ -250,6 +252,8 @@ def check_reset_options(
     values = {
         name: _check_world_values(options[name], name, num_envs, device) for name in world_options if name in options
     }
+    for name, value in values.items():
+        task.check_reset_option(name, value)
     return (None if mask is None else check_reset_mask(mask, num_envs, device)), values
 
 

@@ -323,22 +323,18 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
         Args:
             seed: Reseed the per-world random streams (world ``w`` starts at ``rand_init(h(seed),
                 world_offset + w)`` with ``h`` a SeedSequence hash to int32); None continues the streams.
-            options: ``{"reset_mask": mask}`` with a bool mask of shape (num_envs,), numpy or torch,
-                resets only the selected worlds; other worlds keep their state bit for bit. A task's per-world
-                options (``reset_options``, e.g. ``{"terrain_level": levels}``) apply to the worlds reset.
+            options: ``{"reset_mask": mask}`` with a bool mask of shape (num_envs,), numpy or torch, resets only
+                the selected worlds (others keep their state bit for bit); plus the task's ``reset_options``.
 
         Returns:
             The observations (num_envs, obs_dim) float32 and an info dict of per-world tensors.
 
         Raises:
-            ValueError: On a bad seed, an unknown option, a mask of the wrong dtype or shape or a bad per-world
-                option value (nothing is reset).
+            ValueError: On a bad seed, an unknown option or a bad value (nothing is reset).
         """
         self._check_open()
         check_seed(seed)
-        mask_t, world_options = check_reset_options(options, self.num_envs, self.torch_device, self.reset_options)
-        for name, values in world_options.items():
-            self.check_reset_option(name, values)
+        mask_t, world_options = check_reset_options(options, self.num_envs, self.torch_device, self)
         self._set_reset_options(world_options)
         if seed is None and not self._seeded:
             seed = int(np.random.SeedSequence().entropy % 2**31)

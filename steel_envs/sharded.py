@@ -460,9 +460,7 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Reset all worlds or ``options["reset_mask"]``; see :meth:`steel_envs.NewtonVectorEnv.reset`."""
-        mask, world_options = check_reset_options(options, self.num_envs, self.torch_device, self._task.reset_options)
-        for name, values in world_options.items():
-            self._task.check_reset_option(name, values)
+        mask, world_options = check_reset_options(options, self.num_envs, self.torch_device, self._task)
         if seed is not None:
             super().reset(seed=seed)
         self._send("reset", (seed, mask, world_options))

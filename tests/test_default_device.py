@@ -115,7 +115,7 @@ def test_sharded_env_shares_cpu_tensors_under_a_meta_default_device():
         for key, tensor in shared.items():
             assert tensor.device == _CPU and tensor.is_shared(), key
         shard, views = _Shard(worker_env, shared, 0, 2), sharded._views(task_info)
-        shard.answer("reset", (0, None))
+        shard.answer("reset", (0, None, {}))
         obs = shared["obs"]
         first_obs = obs.clone()
         shared["actions"].fill_(0.5)
