@@ -67,14 +67,6 @@ class Go1VelocityRoughConfig(Go1VelocityConfig):
     )
 
     def __post_init__(self) -> None:
-        levels = Go1VelocityRoughEnv.terrain_config.levels
-        level = self.terrain_level
-        if level is not None and (isinstance(level, bool) or int(level) != level or not 0 <= level < levels):
-            raise ValueError(f"terrain_level: expected None or an integer level in [0, {levels - 1}], got {level!r}")
-        if self.init_terrain_level_max >= levels:
-            raise ValueError(
-                f"init_terrain_level_max: expected a level in [0, {levels - 1}], got {self.init_terrain_level_max!r}"
-            )
         p = self.terrain_proportions
         if len(p) != len(TERRAIN_TYPES) or not all(v >= 0 for v in p) or not sum(p) > 0:
             raise ValueError(
