@@ -250,23 +250,13 @@ def check_reset_options(
         raise ValueError(f"options: unknown key(s) {unknown}; the options are {list(known)}")
     mask = options.get("reset_mask")
     values = {
-        name: _check_world_values(options[name], name, num_envs, device) for name in world_options if name in options
+        name: _check_world_tensor(options[name], f"options[{name!r}]", num_envs, device, numeric=True)
+        for name in world_options
+        if name in options
     }
     for name, value in values.items():
         task.check_reset_option(name, value)
     return (None if mask is None else check_reset_mask(mask, num_envs, device)), values
-
-
-def _check_world_values(values: Any, name: str, num_envs: int, device: torch.device) -> torch.Tensor:
-    """A per-world reset option: a numeric numpy array or dense torch tensor of shape (num_envs,), as a tensor."""
-    label = f"options[{name!r}]"
-    if isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
-        values = torch.from_numpy(values.copy())
-    elif not (isinstance(values, torch.Tensor) and not values.dtype.is_complex and values.dtype != torch.bool):
-        raise ValueError(f"{label}: expected a numeric numpy array or torch tensor, got {type(values).__name__}")
-    if tuple(values.shape) != (num_envs,):
-        raise ValueError(f"{label}: expected shape ({num_envs},), got {tuple(values.shape)}")
-    return values.to(device)
 
 
 def check_reset_mask(mask: Any, num_envs: int, device: torch.device) -> torch.Tensor:
@@ -275,25 +265,35 @@ def check_reset_mask(mask: Any, num_envs: int, device: torch.device) -> torch.Te
     Raises:
         ValueError: On a wrong type, dtype, layout or shape; the message names ``options['reset_mask']``.
     """
-    if isinstance(mask, np.ndarray):
-        if mask.dtype != np.bool_:
-            raise ValueError(f"options['reset_mask']: expected dtype bool, got numpy {mask.dtype}")
-        mask = torch.tensor(mask, device=device)
-    elif isinstance(mask, torch.Tensor):
-        if mask.dtype != torch.bool:
-            raise ValueError(f"options['reset_mask']: expected dtype torch.bool, got {mask.dtype}")
-        if mask.layout != torch.strided or mask.device.type == "meta":
+    return _check_world_tensor(mask, "options['reset_mask']", num_envs, device, numeric=False)
+
+
+def _check_world_tensor(value: Any, label: str, num_envs: int, device: torch.device, *, numeric: bool) -> torch.Tensor:
+    """One value per world: a numpy array or dense torch tensor of shape (num_envs,), of a bool dtype or (``numeric``)
+    an integer or float one, as a tensor on ``device``.
+
+    Raises:
+        ValueError: On a wrong type, dtype, layout or shape; the message names ``label``.
+    """
+    kind = "numeric" if numeric else "bool"
+    if isinstance(value, np.ndarray):
+        if not ((value.dtype.kind in "iuf") if numeric else (value.dtype == np.bool_)):
             raise ValueError(
-                f"options['reset_mask']: expected a dense tensor with data, got layout {mask.layout} on {mask.device}"
+                f"{label}: expected dtype {'int or float' if numeric else 'bool'}, got numpy {value.dtype}"
             )
-        mask = mask.to(device)
+        value = torch.tensor(value, device=device)
+    elif isinstance(value, torch.Tensor):
+        dtype = value.dtype
+        if not ((dtype != torch.bool and not dtype.is_complex) if numeric else (dtype == torch.bool)):
+            raise ValueError(f"{label}: expected dtype {'int or float' if numeric else 'torch.bool'}, got {dtype}")
+        if value.layout != torch.strided or value.device.type == "meta":
+            raise ValueError(f"{label}: expected a dense tensor with data, got layout {value.layout} on {value.device}")
+        value = value.to(device)
     else:
-        raise ValueError(
-            f"options['reset_mask']: expected a bool numpy array or torch tensor, got {type(mask).__name__}"
-        )
-    if tuple(mask.shape) != (num_envs,):
-        raise ValueError(f"options['reset_mask']: expected shape ({num_envs},), got {tuple(mask.shape)}")
-    return mask
+        raise ValueError(f"{label}: expected a {kind} numpy array or torch tensor, got {type(value).__name__}")
+    if tuple(value.shape) != (num_envs,):
+        raise ValueError(f"{label}: expected shape ({num_envs},), got {tuple(value.shape)}")
+    return value
 
 
 def device_seed(seed: int) -> int:

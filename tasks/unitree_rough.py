@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -19,7 +19,7 @@ from steel_envs.tasks.unitree_velocity import Go1VelocityConfig, Go1VelocityEnv
 
 from steel_envs.ranges import at_least, between, declare
 from steel_envs.registration import register_task
-from steel_envs.spec import EpisodeMetric, ObservationBlock, TerminationTerm, term
+from steel_envs.spec import ObservationBlock, TerminationTerm
 
 __all__ = ["SCAN_POINTS", "Go1VelocityRoughConfig", "Go1VelocityRoughEnv", "Go1VelocityRoughSingleEnv"]
 
@@ -68,7 +68,8 @@ class Go1VelocityRoughConfig(Go1VelocityConfig):
 
     def __post_init__(self) -> None:
         p = self.terrain_proportions
-        if len(p) != len(TERRAIN_TYPES) or not all(v >= 0 for v in p) or not sum(p) > 0:
+        # Each weight's sign is its declared range's to check.
+        if len(p) != len(TERRAIN_TYPES) or not sum(p) > 0:
             raise ValueError(
                 f"terrain_proportions: expected {len(TERRAIN_TYPES)} weights >= 0 (some > 0), one per type of "
                 f"{TERRAIN_TYPES}, got {p!r}"
@@ -178,29 +179,6 @@ def place_on_terrain(
         joint_qd[d + 3 + k] = omega[k]
 
 
-@term("level of the world's patch", source="mjlab terrain_levels_vel (curriculum metric)")
-def terrain_level(s: Any, w: int) -> float:
-    """The world's terrain level (0 on flat ground)."""
-    return s.terrain_level[w]
-
-
-@term("base within terrain_margin of the terrain's edge", source="mjlab out_of_terrain_bounds")
-def out_of_terrain(s: Any, w: int) -> bool:
-    """The base is within ``terrain_margin`` of the edge of the terrain's heights."""
-    p = wp.transform_get_translation(s.body_q[s.body_world_start[w] + s.base])
-    span_x = wp.float32(s.terrain_heights.shape[1] - 1) / s.terrain_inv_resolution
-    span_y = wp.float32(s.terrain_heights.shape[0] - 1) / s.terrain_inv_resolution
-    u = p[0] - s.terrain_origin[0]
-    v = p[1] - s.terrain_origin[1]
-    m = s.terrain_margin
-    return u < m or v < m or u > span_x - m or v > span_y - m
-
-
-TERRAIN_LEVEL = EpisodeMetric(
-    "terrain_level", terrain_level, "mean", "1", "terrain level of the episode's patch (0 easiest, 9 hardest)"
-)
-
-
 class Go1VelocityRoughEnv(Go1VelocityEnv):
     """Track a commanded base velocity with the Unitree Go1 on rough ground, mjlab's
     ``Mjlab-Velocity-Rough-Unitree-Go1`` recipe (``unitree_go1_rough_env_cfg``) on SolverSteel: the flat task
@@ -297,9 +275,9 @@ class Go1VelocityRoughEnv(Go1VelocityEnv):
     privileged_observations = (*Go1VelocityEnv.privileged_observations, observations[-1])
     terminations = (
         *Go1VelocityEnv.terminations,
-        TerminationTerm("out_of_terrain", out_of_terrain, time_out=True),
+        TerminationTerm("out_of_terrain", legged.out_of_terrain, time_out=True),
     )
-    metrics = (*Go1VelocityEnv.metrics, TERRAIN_LEVEL)
+    metrics = (*Go1VelocityEnv.metrics, legged.TERRAIN_LEVEL)
     reset_options = ("terrain_level",)
 
     @classmethod
@@ -369,7 +347,7 @@ class Go1VelocityRoughEnv(Go1VelocityEnv):
             ],
             outputs=[self.rng_state, self._terrain_origin, s.terrain_level],
         )
-        self.initial_states.reset(world_mask)
+        self.initial_states.reset(world_mask, kinematics=False)  # the bodies follow once the root is placed
         m = self.model
         self.launch_per_world(
             place_on_terrain,

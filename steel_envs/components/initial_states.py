@@ -42,8 +42,9 @@ class InitialStates:
         self._quat_coord = int(spec.quat_coord)
         self._articulation_mask = wp.zeros(env.model.articulation_count, dtype=wp.bool)
 
-    def reset(self, world_mask: wp.array) -> None:
-        """Write the initial joint state of the selected worlds ((num_envs + 1,) bool) into ``env.state_0``."""
+    def reset(self, world_mask: wp.array, *, kinematics: bool = True) -> None:
+        """Write the initial joint state of the selected worlds ((num_envs + 1,) bool) into ``env.state_0``, and with
+        ``kinematics`` their body state (:meth:`eval_fk`; a scene that moves the joint state first passes False)."""
         env = self.env
         model, state = env.model, env.state_0
         env.launch_per_world(
@@ -62,12 +63,12 @@ class InitialStates:
             ],
             outputs=[env.rng_state, state.joint_q, state.joint_qd],
         )
-        self.eval_fk(world_mask)
+        if kinematics:
+            self.eval_fk(world_mask)
 
     def eval_fk(self, world_mask: wp.array) -> None:
         """Write the body poses and velocities of the selected worlds' articulations ((num_envs + 1,) bool) from
-        their joint state in ``env.state_0`` (forward kinematics: a scene that moves a reset world's joint state
-        calls it again)."""
+        their joint state in ``env.state_0`` (forward kinematics)."""
         env = self.env
         model, state = env.model, env.state_0
         if model.articulation_count:

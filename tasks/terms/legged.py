@@ -17,6 +17,7 @@ from steel_envs.envs.terrain import terrain_height
 from steel_envs.spec import EpisodeMetric, term
 
 __all__ = [
+    "TERRAIN_LEVEL",
     "TRACKING_ERROR",
     "LeggedState",
     "TwistCommands",
@@ -55,6 +56,7 @@ __all__ = [
     "lin_vel_z_l2",
     "make_legged_state",
     "mass_scale",
+    "out_of_terrain",
     "projected_gravity",
     "push_base_velocity",
     "resample_velocity_commands",
@@ -62,6 +64,7 @@ __all__ = [
     "set_terrain",
     "soft_landing",
     "store_last_actions_and_joint_vel",
+    "terrain_level",
     "torso_ang_vel_xy_l2",
     "track_ang_vel_z_exp",
     "track_angular_velocity",
@@ -769,6 +772,18 @@ def bad_orientation(s: Any, w: int) -> bool:
     return -_projected_gravity(s, w)[2] < s.max_tilt_cos
 
 
+@term("base within terrain_margin of the terrain's edge", source="mjlab out_of_terrain_bounds")
+def out_of_terrain(s: Any, w: int) -> bool:
+    """The base is within ``terrain_margin`` of the edge of the terrain's heights."""
+    p = wp.transform_get_translation(s.body_q[s.body_world_start[w] + s.base])
+    span_x = wp.float32(s.terrain_heights.shape[1] - 1) / s.terrain_inv_resolution
+    span_y = wp.float32(s.terrain_heights.shape[0] - 1) / s.terrain_inv_resolution
+    u = p[0] - s.terrain_origin[0]
+    v = p[1] - s.terrain_origin[1]
+    m = s.terrain_margin
+    return u < m or v < m or u > span_x - m or v > span_y - m
+
+
 # ---------------------------------------------------------------------------------------------------- metrics
 
 
@@ -789,6 +804,18 @@ TRACKING_ERROR = EpisodeMetric(
     "RMS over the episode of the planar base velocity's error against the command",
 )
 """The velocity tasks' episode metric: RMS of ``|cmd_xy - v_xy|`` over the episode's steps, base frame."""
+
+
+@term("level of the world's patch", source="mjlab terrain_levels_vel (curriculum metric)")
+def terrain_level(s: Any, w: int) -> float:
+    """The world's terrain level (0 on flat ground)."""
+    return s.terrain_level[w]
+
+
+TERRAIN_LEVEL = EpisodeMetric(
+    "terrain_level", terrain_level, "mean", "1", "terrain level of the episode's patch (0 easiest, 9 hardest)"
+)
+"""The rough ground tasks' curriculum metric: the level of the episode's terrain patch."""
 
 
 # ---------------------------------------------------------------------------------------------------- state updates
