@@ -29,12 +29,24 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import ClassVar
 
 import newton
 import numpy as np
 import warp as wp
 
-__all__ = ["TERRAIN_TYPES", "Terrain", "TerrainConfig", "generate_terrain", "terrain_height"]
+from steel_envs.ranges import at_least, declare
+
+__all__ = [
+    "TERRAIN_TYPES",
+    "Terrain",
+    "TerrainConfig",
+    "TerrainScene",
+    "TerrainSceneConfig",
+    "generate_terrain",
+    "place_on_terrain",
+    "terrain_height",
+]
 
 TERRAIN_TYPES = (
     "flat",
@@ -319,3 +331,102 @@ def terrain_height(
     if fx >= fy:
         return h00 + fx * (h10 - h00) + fy * (h11 - h10)
     return h00 + fy * (h01 - h00) + fx * (h11 - h01)
+
+
+@wp.kernel(enable_backward=False)
+def place_on_terrain(
+    world_mask: wp.array[wp.bool],
+    origin: wp.array[wp.vec3],
+    coord_world_start: wp.array[wp.int32],
+    dof_world_start: wp.array[wp.int32],
+    rng_state: wp.array[wp.uint32],
+    joint_q: wp.array[wp.float32],
+    joint_qd: wp.array[wp.float32],
+):
+    """Move a reset world's robot, drawn at the origin, onto its spawn point with a heading U(-pi, pi): its free root
+    joint's coordinates and velocities, rotated about z and shifted (the bodies follow by forward kinematics)."""
+    w = wp.tid()
+    if not world_mask[w]:
+        return
+    rng = rng_state[w]
+    yaw = (2.0 * wp.randf(rng) - 1.0) * wp.pi
+    rng_state[w] = rng
+    turn = wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), yaw)
+    c = coord_world_start[w]
+    d = dof_world_start[w]
+    root = wp.transform_multiply(
+        wp.transform(origin[w], turn),
+        wp.transform(
+            wp.vec3(joint_q[c], joint_q[c + 1], joint_q[c + 2]),
+            wp.quat(joint_q[c + 3], joint_q[c + 4], joint_q[c + 5], joint_q[c + 6]),
+        ),
+    )
+    for k in range(3):
+        joint_q[c + k] = wp.transform_get_translation(root)[k]
+    for k in range(4):
+        joint_q[c + 3 + k] = wp.transform_get_rotation(root)[k]
+    v = wp.quat_rotate(turn, wp.vec3(joint_qd[d], joint_qd[d + 1], joint_qd[d + 2]))
+    omega = wp.quat_rotate(turn, wp.vec3(joint_qd[d + 3], joint_qd[d + 4], joint_qd[d + 5]))
+    for k in range(3):
+        joint_qd[d + k] = v[k]
+        joint_qd[d + 3 + k] = omega[k]
+
+
+@dataclass(kw_only=True)
+class TerrainSceneConfig:
+    """Config fields of a scene on the terrain grid (mixed into a task's config before its flat scene's)."""
+
+    terrain_seed: int = 0
+    """Seed of the terrain's random patches (the same terrain for every world and every env with this seed)."""
+    terrain_geometry: str = "heightfield"
+    """``"heightfield"`` or ``"mesh"``: the same triangles as one ``newton.Heightfield`` or ``newton.Mesh``."""
+
+    field_ranges = declare(terrain_seed=at_least(0, "a seed", integer=True))
+
+    def __post_init__(self) -> None:
+        if self.terrain_geometry not in ("heightfield", "mesh"):
+            raise ValueError(f"terrain_geometry: expected 'heightfield' or 'mesh', got {self.terrain_geometry!r}")
+        super().__post_init__()
+
+
+class TerrainScene:
+    """A mixin that puts a flat-ground robot scene on the terrain grid: mixed in before the scene class
+    (``class Go1RoughScene(TerrainScene, Go1Scene)``), it replaces the ground plane by one static terrain (a
+    heightfield or a mesh, ``config.terrain_geometry``; :func:`generate_terrain` with ``terrain_config`` and
+    ``config.terrain_seed``) that all worlds share, and narrows the contact gap of the robot's shapes and the
+    terrain to ``contact_gap``. A world's robot is built at the origin and moved onto a spawn point at each reset
+    (:meth:`_spawn_on_terrain`, a platform of the grid, heading U(-pi, pi)); which patch is the task's choice (its
+    curriculum)."""
+
+    add_ground_plane = False
+    terrain_config: ClassVar[TerrainConfig] = TerrainConfig()
+    """The terrain grid's generator settings (its seed is the config's ``terrain_seed``)."""
+    contact_gap: ClassVar[float] = 0.03
+    """Contact gap of the robot's shapes and the terrain [m] (Newton's default 0.1). Within its gap each shape makes
+    speculative contacts with every nearby terrain triangle: with 0.1 a Go1 world made up to 185 contacts under
+    random actions on the hardest stairs and stepped 6.7x slower than with 0.02 (27 contacts). The gap must exceed
+    the distance a shape closes in one physics step (a foot at 4 m/s: 2 cm)."""
+
+    def build_world(self, builder: newton.ModelBuilder) -> None:
+        builder.rigid_gap = self.contact_gap
+        super().build_world(builder)
+
+    def build_shared(self, builder: newton.ModelBuilder) -> None:
+        """Add the terrain (body -1); it is kept as ``self.terrain`` (:class:`Terrain`)."""
+        self.terrain = generate_terrain(self.terrain_config, seed=self.config.terrain_seed)
+        shape = builder.default_shape_cfg.copy()  # the flat scenes' ground's material
+        shape.gap = self.contact_gap
+        self.terrain.add_to(builder, self.config.terrain_geometry, shape)
+
+    def _spawn_on_terrain(self, world_mask: wp.array, origin: wp.array) -> None:
+        """Write the initial state of the selected worlds with their robots moved onto ``origin`` ((num_envs,)
+        wp.vec3 [m], a spawn point of :attr:`Terrain.spawn`) and turned to a heading U(-pi, pi), then their bodies by
+        forward kinematics (once, after the root is placed)."""
+        self.initial_states.reset(world_mask, kinematics=False)
+        m = self.model
+        self.launch_per_world(
+            place_on_terrain,
+            inputs=[world_mask, origin, m.joint_coord_world_start, m.joint_dof_world_start],
+            outputs=[self.rng_state, self.state_0.joint_q, self.state_0.joint_qd],
+        )
+        self.initial_states.eval_fk(world_mask)

@@ -87,7 +87,13 @@ class Renderer:
         device = model.device
         self.sensor = SensorCamera(model)
         self.sensor.create_default_light(enable_shadows=False)
-        ground = np.flatnonzero(model.shape_type.numpy() == int(newton.GeoType.PLANE))
+        # The ground: planes, and the static terrains (heightfields, meshes on no body) the rough scenes share.
+        kinds = model.shape_type.numpy()
+        static = model.shape_body.numpy() < 0
+        ground = np.flatnonzero(
+            (kinds == int(newton.GeoType.PLANE))
+            | (static & np.isin(kinds, (int(newton.GeoType.HFIELD), int(newton.GeoType.MESH))))
+        )
         if len(ground):
             self.sensor.assign_checkerboard_material(shape_indices=ground)
         self.sensor.default_render_config.enable_textures = True

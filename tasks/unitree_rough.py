@@ -1,27 +1,43 @@
-"""``steel_envs/Go1VelocityRough-v0``: the flat velocity task (:mod:`steel_envs.tasks.unitree_velocity`) on rough
-ground: a terrain grid of difficulty levels (:mod:`steel_envs.envs.terrain`), a terrain curriculum and a height scan,
-mjlab 1.6.0's rough velocity configuration (``mjlab/tasks/velocity/velocity_env_cfg.py``, ``config/go1/
-env_cfgs.py``; line numbers below are those files').
+"""``steel_envs/Go1VelocityRough-v0``, ``steel_envs/G1VelocityRough-v0``: the flat velocity tasks
+(:mod:`steel_envs.tasks.unitree_velocity`) on rough ground: a terrain grid of difficulty levels
+(:mod:`steel_envs.envs.terrain`, the scenes :class:`steel_envs.envs.unitree.Go1RoughScene` and ``G1RoughScene``), a
+terrain curriculum and a height scan, mjlab 1.6.0's rough velocity configuration
+(``mjlab/tasks/velocity/velocity_env_cfg.py``, ``config/go1/env_cfgs.py``, ``config/g1/env_cfgs.py``; line numbers
+below are those files'). mjlab derives its flat tasks from the rough ones by removing the terrain, the height scan
+(from both observation groups), the out-of-bounds termination and the curriculum (``unitree_g1_flat_env_cfg``); these
+tasks add the same to the flat ones.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 import torch
 import warp as wp
-from steel_envs.envs.terrain import TERRAIN_TYPES, Terrain, TerrainConfig, generate_terrain
+from steel_envs.envs.terrain import TERRAIN_TYPES, TerrainConfig, TerrainSceneConfig
+from steel_envs.envs.unitree import G1RoughScene, Go1RoughScene
 from steel_envs.tasks.terms import legged
-from steel_envs.tasks.unitree_velocity import Go1VelocityConfig, Go1VelocityEnv
+from steel_envs.tasks.unitree_velocity import G1VelocityConfig, G1VelocityEnv, Go1VelocityConfig, Go1VelocityEnv
 
 from steel_envs.ranges import at_least, between, declare
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, TerminationTerm
 
-__all__ = ["SCAN_POINTS", "Go1VelocityRoughConfig", "Go1VelocityRoughEnv", "Go1VelocityRoughSingleEnv"]
+__all__ = [
+    "HEIGHT_SCAN",
+    "SCAN_POINTS",
+    "G1VelocityRoughConfig",
+    "G1VelocityRoughEnv",
+    "G1VelocityRoughSingleEnv",
+    "Go1VelocityRoughConfig",
+    "Go1VelocityRoughEnv",
+    "Go1VelocityRoughSingleEnv",
+    "RoughVelocityConfig",
+    "RoughVelocityTask",
+]
 
 _SCAN_X = np.round(np.arange(-0.8, 0.8 + 1e-6, 0.1), 6)
 _SCAN_Y = np.round(np.arange(-0.5, 0.5 + 1e-6, 0.1), 6)
@@ -36,8 +52,9 @@ _PROPORTIONS = (0.2, 0.1, 0.1, 0.1, 0.2, 0.2, 0.1)
 
 
 @dataclass(kw_only=True)
-class Go1VelocityRoughConfig(Go1VelocityConfig):
-    """The flat recipe plus the terrain's, the curriculum's and the height scan's fields."""
+class RoughVelocityConfig(TerrainSceneConfig):
+    """The curriculum's and the height scan's fields (mixed into a flat velocity config:
+    ``class Go1VelocityRoughConfig(RoughVelocityConfig, Go1VelocityConfig)``)."""
 
     terrain_level: int | None = None
     """None: the terrain curriculum moves each world between levels; a level in [0, levels - 1]: every world starts on
@@ -47,10 +64,6 @@ class Go1VelocityRoughConfig(Go1VelocityConfig):
     ``max_init_terrain_level = 5``, exclusive)."""
     terrain_proportions: tuple[float, ...] = _PROPORTIONS
     """Probability of each terrain type (``TERRAIN_TYPES`` order) at a world's reset (mjlab's proportions)."""
-    terrain_seed: int = 0
-    """Seed of the terrain's random patches (the same terrain for every world and every env with this seed)."""
-    terrain_geometry: str = "heightfield"
-    """``"heightfield"`` or ``"mesh"``: the same triangles as one ``newton.Heightfield`` or ``newton.Mesh``."""
     height_scan_noise: float = 0.1
     """Bound of mjlab's uniform noise on the height scan [m] (velocity_env_cfg.py:108); with ``randomize`` the
     observation gets Gaussian noise of its standard deviation, bound / sqrt(3)."""
@@ -61,7 +74,6 @@ class Go1VelocityRoughConfig(Go1VelocityConfig):
         terrain_level=between(0, TerrainConfig().levels - 1, "a level of the terrain grid", integer=True),
         init_terrain_level_max=between(0, TerrainConfig().levels - 1, "a level of the terrain grid", integer=True),
         terrain_proportions=at_least(0.0, "one weight per terrain type"),
-        terrain_seed=at_least(0, "a seed", integer=True),
         height_scan_noise=at_least(0.0, "a noise bound [m]"),
         terrain_margin=at_least(0.0, "a distance [m]"),
     )
@@ -74,13 +86,16 @@ class Go1VelocityRoughConfig(Go1VelocityConfig):
                 f"terrain_proportions: expected {len(TERRAIN_TYPES)} weights >= 0 (some > 0), one per type of "
                 f"{TERRAIN_TYPES}, got {p!r}"
             )
-        if self.terrain_geometry not in ("heightfield", "mesh"):
-            raise ValueError(f"terrain_geometry: expected 'heightfield' or 'mesh', got {self.terrain_geometry!r}")
         explicit_noise = self.obs_noise_std is not None
         super().__post_init__()
         if not explicit_noise and self.randomize:
             scan = self.height_scan_noise / math.sqrt(3.0)
             self.obs_noise_std = (*self.obs_noise_std, *(scan,) * len(SCAN_POINTS))
+
+
+@dataclass(kw_only=True)
+class Go1VelocityRoughConfig(RoughVelocityConfig, Go1VelocityConfig):
+    """Go1's flat recipe plus the terrain's, the curriculum's and the height scan's fields."""
 
 
 @wp.kernel(enable_backward=False)
@@ -140,46 +155,76 @@ def update_terrain_levels(
     origin[w] = spawn[level, column]
 
 
-@wp.kernel(enable_backward=False)
-def place_on_terrain(
-    world_mask: wp.array[wp.bool],
-    origin: wp.array[wp.vec3],
-    coord_world_start: wp.array[wp.int32],
-    dof_world_start: wp.array[wp.int32],
-    rng_state: wp.array[wp.uint32],
-    joint_q: wp.array[wp.float32],
-    joint_qd: wp.array[wp.float32],
-):
-    """Move a reset world's robot, drawn at the origin, onto its spawn point with a heading U(-pi, pi): its free root
-    joint's coordinates and velocities, rotated about z and shifted (the bodies follow by forward kinematics)."""
-    w = wp.tid()
-    if not world_mask[w]:
-        return
-    rng = rng_state[w]
-    yaw = (2.0 * wp.randf(rng) - 1.0) * wp.pi
-    rng_state[w] = rng
-    turn = wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), yaw)
-    c = coord_world_start[w]
-    d = dof_world_start[w]
-    root = wp.transform_multiply(
-        wp.transform(origin[w], turn),
-        wp.transform(
-            wp.vec3(joint_q[c], joint_q[c + 1], joint_q[c + 2]),
-            wp.quat(joint_q[c + 3], joint_q[c + 4], joint_q[c + 5], joint_q[c + 6]),
-        ),
-    )
-    for k in range(3):
-        joint_q[c + k] = wp.transform_get_translation(root)[k]
-    for k in range(4):
-        joint_q[c + 3 + k] = wp.transform_get_rotation(root)[k]
-    v = wp.quat_rotate(turn, wp.vec3(joint_qd[d], joint_qd[d + 1], joint_qd[d + 2]))
-    omega = wp.quat_rotate(turn, wp.vec3(joint_qd[d + 3], joint_qd[d + 4], joint_qd[d + 5]))
-    for k in range(3):
-        joint_qd[d + k] = v[k]
-        joint_qd[d + 3 + k] = omega[k]
+HEIGHT_SCAN = ObservationBlock(
+    "height_scan",
+    len(SCAN_POINTS),
+    legged.height_scan,
+    "base height above the ground at 187 points of a yaw-aligned 1.6 m x 1.0 m grid",
+    "m",
+)
+"""The height scan, in the rough tasks' policy group; the critic group starts with the policy's blocks (without
+noise), so it has the scan once, as mjlab's critic (velocity_env_cfg.py:122-137)."""
+OUT_OF_TERRAIN = TerminationTerm("out_of_terrain", legged.out_of_terrain, time_out=True)
 
 
-class Go1VelocityRoughEnv(Go1VelocityEnv):
+class RoughVelocityTask:
+    """A mixin that adds the terrain curriculum and the reset options to a flat velocity task on a rough scene
+    (``class Go1VelocityRoughEnv(RoughVelocityTask, Go1VelocityEnv, Go1RoughScene)``); the concrete class lists the
+    height scan, the termination and the metric in its term tuples."""
+
+    config: RoughVelocityConfig
+    reset_options = ("terrain_level",)
+
+    @classmethod
+    def check_reset_option(cls, name: str, values: torch.Tensor) -> None:
+        """``terrain_level``: integers in [0, levels - 1] (the reset worlds start on them).
+
+        Raises:
+            ValueError: Another dtype or a level out of range.
+        """
+        top = cls.terrain_config.levels - 1
+        if values.dtype.is_floating_point or not bool(((values >= 0) & (values <= top)).all()):
+            raise ValueError(f"options['terrain_level']: expected integer levels in [0, {top}], got {values.tolist()}")
+
+    def _set_reset_options(self, values: dict[str, torch.Tensor]) -> None:
+        if "terrain_level" in values:
+            self._forced_level.assign(values["terrain_level"].to(torch.int32).cpu().numpy())
+
+    def _setup_task(self) -> None:
+        super()._setup_task()
+        c, t = self.config, self.terrain
+        legged.set_terrain(self.term_state, t, SCAN_POINTS)
+        self.term_state.terrain_level = wp.zeros(self.num_envs, dtype=wp.float32)
+        self.term_state.terrain_margin = float(c.terrain_margin)
+        self._terrain_origin = wp.zeros(self.num_envs, dtype=wp.vec3)
+        self._forced_level = wp.full(self.num_envs, -1, dtype=wp.int32)
+        self._terrain_spawn = wp.array(t.spawn, dtype=wp.vec3)
+        self._terrain_cumulative = wp.array(np.cumsum(c.terrain_proportions), dtype=wp.float32)
+
+    def _reset_physics_state(self, world_mask: wp.array) -> None:
+        c, s = self.config, self.term_state
+        self.launch_per_world(
+            update_terrain_levels,
+            inputs=[
+                world_mask,
+                -1 if c.terrain_level is None else int(c.terrain_level),
+                self._forced_level,
+                int(c.init_terrain_level_max),
+                int(self.terrain_config.levels),
+                float(self.terrain_config.patch_size),
+                float(self.max_episode_steps * self.control_dt),
+                self._terrain_cumulative,
+                self._terrain_spawn,
+                self.episode_steps,
+                s,
+            ],
+            outputs=[self.rng_state, self._terrain_origin, s.terrain_level],
+        )
+        self._spawn_on_terrain(world_mask, self._terrain_origin)
+        self.solver.reset(self.state_0, world_mask=world_mask)
+
+
+class Go1VelocityRoughEnv(RoughVelocityTask, Go1VelocityEnv, Go1RoughScene):
     """Track a commanded base velocity with the Unitree Go1 on rough ground, mjlab's
     ``Mjlab-Velocity-Rough-Unitree-Go1`` recipe (``unitree_go1_rough_env_cfg``) on SolverSteel: the flat task
     (:class:`steel_envs.tasks.unitree_velocity.Go1VelocityEnv`) on a terrain grid, with a terrain curriculum and a
@@ -214,7 +259,6 @@ class Go1VelocityRoughEnv(Go1VelocityEnv):
     | 4-7 | time since each foot left the ground | s |
     | 8-11 | 1 per foot in contact | 1 |
     | 12-23 | foot contact forces (x, y, z per foot, world frame), sign(f) log(1 + abs(f)) | log N |
-    | 24-210 | base height above the ground at 187 points of a yaw-aligned 1.6 m x 1.0 m grid | m |
 
     ## Rewards
     The flat task's terms and weights; foot heights (``foot_clearance``, ``foot_swing_height``, the critic's) are
@@ -258,104 +302,85 @@ class Go1VelocityRoughEnv(Go1VelocityEnv):
 
     config_cls = Go1VelocityRoughConfig
     config: Go1VelocityRoughConfig
-    add_ground_plane = False
     default_max_episode_steps = 1000  # 20 s, velocity_env_cfg.py:455
-    terrain_config: ClassVar[TerrainConfig] = TerrainConfig()
-    """The terrain grid's generator settings (its seed is the config's ``terrain_seed``)."""
-    observations = (
-        *Go1VelocityEnv.observations,
-        ObservationBlock(
-            "height_scan",
-            len(SCAN_POINTS),
-            legged.height_scan,
-            "base height above the ground at 187 points of a yaw-aligned 1.6 m x 1.0 m grid",
-            "m",
-        ),
-    )
-    privileged_observations = (*Go1VelocityEnv.privileged_observations, observations[-1])
-    terminations = (
-        *Go1VelocityEnv.terminations,
-        TerminationTerm("out_of_terrain", legged.out_of_terrain, time_out=True),
-    )
+    observations = (*Go1VelocityEnv.observations, HEIGHT_SCAN)
+    terminations = (*Go1VelocityEnv.terminations, OUT_OF_TERRAIN)
     metrics = (*Go1VelocityEnv.metrics, legged.TERRAIN_LEVEL)
-    reset_options = ("terrain_level",)
+    # 6 M env-steps, the rough budget: 977 iterations of 256 worlds x 24 steps.
+    train_config = dataclasses.replace(Go1VelocityEnv.train_config, max_iterations=977)
 
-    @classmethod
-    def check_reset_option(cls, name: str, values: torch.Tensor) -> None:
-        """``terrain_level``: integers in [0, levels - 1] (the reset worlds start on them).
 
-        Raises:
-            ValueError: Another dtype or a level out of range.
-        """
-        top = cls.terrain_config.levels - 1
-        if values.dtype.is_floating_point or not bool(((values >= 0) & (values <= top)).all()):
-            raise ValueError(f"options['terrain_level']: expected integer levels in [0, {top}], got {values.tolist()}")
+@dataclass(kw_only=True)
+class G1VelocityRoughConfig(RoughVelocityConfig, G1VelocityConfig):
+    """G1's flat recipe plus the terrain's, the curriculum's and the height scan's fields (mjlab's G1 rough
+    configuration, ``unitree_g1_rough_env_cfg``, is its flat one with the terrain)."""
 
-    def _set_reset_options(self, values: dict[str, torch.Tensor]) -> None:
-        if "terrain_level" in values:
-            self._forced_level.assign(values["terrain_level"].to(torch.int32).cpu().numpy())
 
-    # Watermarks of steel-envs doctor at the hardest level (8 worlds x 200 steps of random, bang-bang and zero
-    # actions; newton 1.8.0, CPU), heightfield / mesh: 51 / 58 contacts and 310 / 347 rows per world; 2x headroom.
-    rigid_contacts_per_world = 128
-    solver_defaults = Go1VelocityEnv.solver_defaults.replace({"articulation_constraint_max": 768})
-    contact_gap: ClassVar[float] = 0.03
-    """Contact gap of the robot's shapes and the terrain [m] (Newton's default 0.1). Within its gap each shape makes
-    speculative contacts with every nearby terrain triangle: with 0.1 a Go1 world made up to 185 contacts under
-    random actions on the hardest stairs and stepped 6.7x slower than with 0.02 (27 contacts). The gap must exceed
-    the distance a shape closes in one physics step (a foot at 4 m/s: 2 cm)."""
+class G1VelocityRoughEnv(RoughVelocityTask, G1VelocityEnv, G1RoughScene):
+    """Track a commanded base velocity with the Unitree G1 (29 DOF) on rough ground, mjlab's
+    ``Mjlab-Velocity-Rough-Unitree-G1`` recipe (``unitree_g1_rough_env_cfg``) on SolverSteel: the flat task
+    (:class:`steel_envs.tasks.unitree_velocity.G1VelocityEnv`) on the terrain grid of
+    :class:`Go1VelocityRoughEnv`, with its terrain curriculum and height scan.
 
-    def build_world(self, builder) -> None:
-        builder.rigid_gap = self.contact_gap
-        super().build_world(builder)
+    ## Action space
+    As :class:`steel_envs.tasks.unitree_velocity.G1VelocityEnv`: 29 joint position offsets in [-1, 1] around the
+    knees-bent standing pose (mjlab's actions clipped at 1).
 
-    def build_shared(self, builder) -> None:
-        c = self.config
-        terrain = generate_terrain(self.terrain_config, seed=c.terrain_seed)
-        self.terrain: Terrain = terrain
-        shape = builder.default_shape_cfg.copy()  # the flat scenes' ground's material
-        shape.gap = self.contact_gap
-        terrain.add_to(builder, c.terrain_geometry, shape)
+    ## Observation space
+    | index | observation | unit |
+    |---|---|---|
+    | 0-2 | base linear velocity, base frame | m/s |
+    | 3-5 | base angular velocity, base frame | rad/s |
+    | 6-8 | gravity direction in the base frame | 1 |
+    | 9-37 | joint angles minus the standing pose, plus the encoder bias | rad |
+    | 38-66 | joint velocities | rad/s |
+    | 67-95 | the last applied actions (0 after a reset) | 1 |
+    | 96-98 | command (vx, vy, yaw rate) | m/s, rad/s |
+    | 99-285 | base height above the ground at 187 points of a yaw-aligned 1.6 m x 1.0 m grid | m |
 
-    def _setup_task(self) -> None:
-        super()._setup_task()
-        c, t = self.config, self.terrain
-        legged.set_terrain(self.term_state, t, SCAN_POINTS)
-        self.term_state.terrain_level = wp.zeros(self.num_envs, dtype=wp.float32)
-        self.term_state.terrain_margin = float(c.terrain_margin)
-        self._terrain_origin = wp.zeros(self.num_envs, dtype=wp.vec3)
-        self._forced_level = wp.full(self.num_envs, -1, dtype=wp.int32)
-        self._terrain_spawn = wp.array(t.spawn, dtype=wp.vec3)
-        self._terrain_cumulative = wp.array(np.cumsum(c.terrain_proportions), dtype=wp.float32)
+    The base is the pelvis (mjlab points its terrain scan at the pelvis, config/g1/env_cfgs.py:35-40); the scan as
+    :class:`Go1VelocityRoughEnv`'s. With ``randomize`` (the default), the flat task's Gaussian noise plus 0.058 m on
+    the scan.
 
-    def _reset_physics_state(self, world_mask: wp.array) -> None:
-        c, s = self.config, self.term_state
-        self.launch_per_world(
-            update_terrain_levels,
-            inputs=[
-                world_mask,
-                -1 if c.terrain_level is None else int(c.terrain_level),
-                self._forced_level,
-                int(c.init_terrain_level_max),
-                int(self.terrain_config.levels),
-                float(self.terrain_config.patch_size),
-                float(self.max_episode_steps * self.control_dt),
-                self._terrain_cumulative,
-                self._terrain_spawn,
-                self.episode_steps,
-                s,
-            ],
-            outputs=[self.rng_state, self._terrain_origin, s.terrain_level],
-        )
-        self.initial_states.reset(world_mask, kinematics=False)  # the bodies follow once the root is placed
-        m = self.model
-        self.launch_per_world(
-            place_on_terrain,
-            inputs=[world_mask, self._terrain_origin, m.joint_coord_world_start, m.joint_dof_world_start],
-            outputs=[self.rng_state, self.state_0.joint_q, self.state_0.joint_qd],
-        )
-        self.initial_states.eval_fk(world_mask)
-        self.solver.reset(self.state_0, world_mask=world_mask)
+    ## Privileged observations (the critic group after the 286 above, without noise; ``env.observation_groups``)
+    | index | observation | unit |
+    |---|---|---|
+    | 0-1 | foot-point heights above the ground | m |
+    | 2-3 | time since each foot left the ground | s |
+    | 4-5 | 1 per foot in contact | 1 |
+    | 6-11 | foot contact forces (x, y, z per foot, world frame), sign(f) log(1 + abs(f)) | log N |
+
+    ## Rewards
+    The flat task's terms and weights (mjlab's G1 rough and flat configurations share them); foot heights
+    (``foot_clearance``, ``foot_swing_height``, the critic's) are above the ground under each foot. mjlab's
+    ``self_collisions`` (-1.0) has no counterpart, as on flat ground.
+
+    ## Commands and randomization
+    As the flat task.
+
+    ## Terrain, starting state and curriculum
+    As :class:`Go1VelocityRoughEnv`: 10 levels x 7 types of 8 m x 8 m patches, a world's patch drawn by
+    ``terrain_proportions`` at each reset and its level by the curriculum (``terrain_level=L``: every world on level
+    L, curriculum off; ``reset(options={"terrain_level": levels})`` for chosen levels). The robot starts on the
+    patch's platform, pelvis 0.76 m above it, heading U(-pi, pi), joints at the standing pose, at rest.
+
+    ## Episode end
+    As the flat task (``fell_over``, ``base_contact``, non-finite state; truncated after 1000 steps or on a
+    constraint overflow), and truncated when the pelvis comes within ``terrain_margin`` (1 m) of the terrain's edge
+    (``out_of_terrain``).
+
+    ## Metrics (``info["episode"]``, per ended episode)
+    - ``tracking_error`` [m/s]: RMS over the episode's steps of ``|cmd_xy - v_xy|``, base frame.
+    - ``terrain_level`` [1]: the level of the episode's patch (its mean over episodes is the curriculum's progress).
+    """
+
+    config_cls = G1VelocityRoughConfig
+    config: G1VelocityRoughConfig
+    default_max_episode_steps = 1000  # 20 s, velocity_env_cfg.py:455
+    observations = (*G1VelocityEnv.observations, HEIGHT_SCAN)
+    terminations = (*G1VelocityEnv.terminations, OUT_OF_TERRAIN)
+    metrics = (*G1VelocityEnv.metrics, legged.TERRAIN_LEVEL)
 
 
 Go1VelocityRoughSingleEnv = register_task("steel_envs/Go1VelocityRough-v0", Go1VelocityRoughEnv)
+G1VelocityRoughSingleEnv = register_task("steel_envs/G1VelocityRough-v0", G1VelocityRoughEnv)

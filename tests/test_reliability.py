@@ -49,7 +49,12 @@ _SHORT = {
     # Without randomization (its draws are task state the fresh world does not share), heading mode (which turns
     # the command with the heading) and a resample within the test.
     **dict.fromkeys(
-        ("steel_envs/Go1Velocity-v0", "steel_envs/G1Velocity-v0", "steel_envs/Go1VelocityRough-v0"),
+        (
+            "steel_envs/Go1Velocity-v0",
+            "steel_envs/G1Velocity-v0",
+            "steel_envs/Go1VelocityRough-v0",
+            "steel_envs/G1VelocityRough-v0",
+        ),
         (
             {"max_episode_steps": 20, "randomize": False, "rel_heading_envs": 0.0, "command_resample_time": (9, 9)},
             {

@@ -199,3 +199,33 @@ def test_reset_puts_the_worlds_on_the_levels_asked_for_in_one_process_and_sharde
     finally:
         one.close()
         two.close()
+
+
+def test_g1_starts_on_the_platform_of_its_patch_and_scans_from_its_pelvis() -> None:
+    """G1VelocityRough-v0 at level 9: every world's pelvis starts at a spawn point of that level, 0.76 m above the
+    platform (the flat scene's height), no foot inside the surface, upright with some heading; the scan (in the
+    policy group, and once in the critic's) is the pelvis height above the terrain (this module's lookup) at the
+    yaw-turned grid."""
+    n = 6
+    env = make("steel_envs/G1VelocityRough-v0", n, terrain_level=9, randomize=False)
+    obs, _ = env.reset(seed=3)
+    body_q = env.state_0.body_q.numpy().reshape(n, -1, 7)
+    pelvis = body_q[:, 0]
+    spawn = TERRAIN.spawn[9]
+    nearest = np.argmin(np.linalg.norm(pelvis[:, None, :2] - spawn[None, :, :2], axis=-1), axis=1)
+    np.testing.assert_allclose(pelvis[:, :2], spawn[nearest, :2], atol=1e-5)
+    np.testing.assert_allclose(pelvis[:, 2] - spawn[nearest, 2], 0.76, atol=1e-5)
+    up = Rotation.from_quat(pelvis[:, 3:]).apply([0.0, 0.0, 1.0])
+    np.testing.assert_allclose(up[:, 2], 1.0, atol=1e-6)
+    labels = [label.rsplit("/", 1)[-1] for label in env.model.body_label[: body_q.shape[1]]]
+    feet = body_q[:, [labels.index(name) for name in ("left_ankle_roll_link", "right_ankle_roll_link")]]
+    assert (feet[..., 2] - TERRAIN.height_at(feet[..., 0], feet[..., 1]) > 0.0).all()
+    grid = np.stack(np.meshgrid(np.arange(17) * 0.1 - 0.8, np.arange(11) * 0.1 - 0.5), -1).reshape(-1, 2)
+    critic = env.observation_groups["critic"]
+    for w in range(n):
+        yaw = Rotation.from_quat(pelvis[w, 3:]).as_euler("ZYX")[0]
+        c, s = math.cos(yaw), math.sin(yaw)
+        x = pelvis[w, 0] + c * grid[:, 0] - s * grid[:, 1]
+        y = pelvis[w, 1] + s * grid[:, 0] + c * grid[:, 1]
+        np.testing.assert_allclose(obs[w, 99:].numpy(), pelvis[w, 2] - TERRAIN.height_at(x, y), atol=2e-5)
+    assert critic.shape == (n, 286 + 12) and torch.equal(critic[:, 99:286], obs[:, 99:])  # the scan once
