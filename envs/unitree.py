@@ -19,6 +19,7 @@ from steel_envs.envs.terrain import TerrainScene
 
 from steel_envs import kernels
 from steel_envs.assets import G1, GO1, RobotModel
+from steel_envs.deployment import Actuation
 from steel_envs.ranges import at_least, declare, positive
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.spec import InitialStateSpec, TaskConfig
@@ -102,6 +103,26 @@ class UnitreeScene(SteelVectorEnv):
 
     def _apply_actions(self) -> None:
         kernels.apply_joint_position_targets(self, self._standing_pose, self._action_scale, ROOT_COORDS)
+
+    def deployment_actuation(self) -> Actuation:
+        """The robot's joints in action order with mjlab's gains and limits, the standing pose and the per-joint
+        action scale times ``config.action_scale`` (the observation's joint blocks use the same order)."""
+        r = self.robot
+
+        def values(a: np.ndarray) -> tuple[float, ...]:
+            return tuple(float(x) for x in a)
+
+        return Actuation(
+            joint_names=tuple(r.joints),
+            observation_joint_names=tuple(r.joints),
+            default_joint_pos=values(r.standing_pose),
+            stiffness=values(r.stiffness),
+            damping=values(r.damping),
+            effort_limit=values(r.effort_limit),
+            velocity_limit=values(r.velocity_limit),
+            action_scale=values(self.config.action_scale * r.action_scale),
+            action_offset=values(r.standing_pose),
+        )
 
 
 class Go1Scene(UnitreeScene):

@@ -35,6 +35,7 @@ from .train_config import PpoConfig
 
 if TYPE_CHECKING:
     from .backends import SolverBackend
+    from .deployment import Actuation, CommandComponent
 
 __all__ = ["SceneHooks", "TaskHooks"]
 
@@ -133,6 +134,12 @@ class SceneHooks:
         the initial joint states and the solver's reset)."""
         self.backend.reset_physics_state(world_mask)
 
+    def deployment_actuation(self) -> Actuation | None:
+        """How the actions drive the robot's joints, for an exported policy's contract
+        (:class:`steel_envs.deployment.Actuation`); None (the default): the actions are not joint position
+        targets of PD drives."""
+        return None
+
 
 class TaskHooks:
     """What a task declares (config, term functions, time limit, observables) and its state-update hooks.
@@ -207,6 +214,15 @@ class TaskHooks:
     def observation_layout(self) -> dict[str, slice]:
         """Each observation block's entries by name, e.g. ``obs[:, env.observation_layout["joint_pos"]]``."""
         return observation_layout(self.observation_blocks())
+
+    def deployment_command_names(self) -> tuple[str, ...]:
+        """mjlab's names of the command terms the policy follows (an exported policy's contract); () by default."""
+        return ()
+
+    def deployment_commands(self) -> tuple[CommandComponent, ...]:
+        """The command's components in their observation order, with their training ranges (an exported policy's
+        contract, :class:`steel_envs.deployment.CommandComponent`); () by default."""
+        return ()
 
     def goal_positions(self) -> np.ndarray | None:
         """World positions [m] of the task's goals, (num_envs, K, 3) float, drawn as markers by ``render``,

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .deployment import EXPORT_METADATA, PolicyContract
+
 __all__ = [
     "EXPORT_METADATA",
     "REFERENCE_DIR",
@@ -124,11 +126,6 @@ def load_policy(
     return LoadedPolicy(saved["env_id"], policy, runner), env
 
 
-EXPORT_METADATA = "steel_envs.json"
-"""Name of the extra file of an exported TorchScript policy (and, with a ``steel_envs.`` prefix per key, of the
-ONNX model's ``metadata_props``) that records its task: ``{"env_id", "obs_dim", "action_dim"}``."""
-
-
 def export_metadata(env_id: str, obs_dim: int, action_dim: int) -> dict[str, str]:
     """What an exported policy records of its task (``steel-envs export``), as strings."""
     return {"env_id": env_id, "obs_dim": str(obs_dim), "action_dim": str(action_dim)}
@@ -168,6 +165,8 @@ def _onnx_policy(path: str, env) -> Callable[[torch.Tensor], torch.Tensor]:
         return shape[-1] if shape and isinstance(shape[-1], int) else None
 
     _check_fits(path, env, recorded.get("env_id"), last(inputs.shape), last(outputs.shape))
+    if "contract" in recorded:
+        PolicyContract.from_json(recorded["contract"]).check_fits(env, path)
     name = inputs.name
     return lambda obs: torch.from_numpy(session.run(None, {name: obs.cpu().numpy()})[0]).to(obs.device)
 
@@ -180,6 +179,8 @@ def _torchscript_policy(path: str, env) -> Callable[[torch.Tensor], torch.Tensor
     if extra[EXPORT_METADATA]:
         recorded = json.loads(extra[EXPORT_METADATA])
         _check_fits(path, env, recorded["env_id"], int(recorded["obs_dim"]), int(recorded["action_dim"]))
+        if "contract" in recorded:
+            PolicyContract.from_json(recorded["contract"]).check_fits(env, path)
         return lambda obs: module(obs)
     obs_dim = int(env.single_observation_space.shape[-1])
     try:

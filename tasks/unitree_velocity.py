@@ -22,6 +22,7 @@ from steel_envs.envs.unitree import G1Scene, Go1Scene, UnitreeScene, UnitreeScen
 from steel_envs.tasks.terms import legged
 
 from steel_envs.assets import per_joint
+from steel_envs.deployment import CommandComponent
 from steel_envs.ranges import any_value, at_least, between, declare, positive
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
@@ -362,6 +363,19 @@ class UnitreeVelocityEnv(UnitreeScene):
             legged.update_twist_commands,
             inputs=[force, dt, self.commands, self.term_state],
             outputs=[self.rng_state],
+        )
+
+    def deployment_command_names(self) -> tuple[str, ...]:
+        return ("twist",)  # mjlab's command term (velocity_env_cfg.py:180)
+
+    def deployment_commands(self) -> tuple[CommandComponent, ...]:
+        """vx, vy [m/s] and the yaw rate [rad/s] in the base's heading frame, with their sampling ranges (the yaw
+        rate of heading mode is clamped to its range too)."""
+        c = self.config
+        return (
+            CommandComponent("lin_vel_x", "m/s", *map(float, c.command_vx)),
+            CommandComponent("lin_vel_y", "m/s", *map(float, c.command_vy)),
+            CommandComponent("ang_vel_z", "rad/s", *map(float, c.command_yaw_rate)),
         )
 
     def _reset_task(self, world_mask: wp.array) -> None:

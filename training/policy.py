@@ -19,7 +19,8 @@ import warnings
 import torch
 
 from steel_envs.cli_common import check_input_file, check_output_file, check_policy_spec, stopped_by_ctrl_c
-from steel_envs.policies import EXPORT_METADATA, export_metadata, load_policy, load_policy_callable
+from steel_envs.deployment import EXPORT_METADATA, contract_of
+from steel_envs.policies import export_metadata, load_policy, load_policy_callable
 from steel_envs.runtime import verbose as runtime_verbose
 
 __all__ = ["export", "main_export", "main_play", "play"]
@@ -100,16 +101,26 @@ def play(
     }
 
 
-def export(checkpoint: str, *, format: str = "onnx", out: str | None = None, verbose: bool | None = None) -> str:
+def export(
+    checkpoint: str,
+    *,
+    format: str = "onnx",
+    out: str | None = None,
+    clip_actions: bool = False,
+    verbose: bool | None = None,
+) -> str:
     """Export the deterministic policy of ``checkpoint`` as ONNX (input ``obs`` (batch, obs_dim), output
     ``actions`` (batch, act_dim), any batch size) or TorchScript; return the written path (default: next to
     the checkpoint, ``policy.onnx`` / ``policy.pt``). Observation normalization is part of the exported model.
     The ONNX file is self-contained (weights inside, no ``.onnx.data`` beside it): copy that one file.
 
-    The file records its task (ID, observation and action sizes; :func:`steel_envs.policies.export_metadata`: the
-    ONNX model's ``metadata_props`` ``steel_envs.*``, TorchScript's extra file
-    :data:`~steel_envs.policies.EXPORT_METADATA`), which every command that plays it checks. The exporters' own
-    messages show only with ``verbose`` (None: ``steel-envs --verbose``).
+    The file carries its deployment contract (:class:`steel_envs.deployment.PolicyContract`: task, control dt,
+    joints, gains, action scale and offset, observation blocks, commands; the ONNX model's ``metadata_props``, or
+    TorchScript's extra file :data:`~steel_envs.deployment.EXPORT_METADATA`), read by
+    :func:`steel_envs.deployment.read_contract` and checked by every command that plays the file. The network's
+    output is unclipped unless ``clip_actions`` (the env clips actions to its action space before applying them;
+    the contract says which). The exporters' own messages show only with ``verbose`` (None: ``steel-envs
+    --verbose``).
 
     Raises:
         ValueError: On a format other than ``onnx`` or ``torchscript``.
@@ -117,8 +128,12 @@ def export(checkpoint: str, *, format: str = "onnx", out: str | None = None, ver
     if format not in ("onnx", "torchscript"):
         raise ValueError(f"format: expected 'onnx' or 'torchscript', got {format!r}")
     loaded, env = load_policy(checkpoint)
-    # Recorded in the file, so that a command given it for another task refuses it in one line.
-    metadata = export_metadata(loaded.env_id, env.single_observation_space.shape[-1], env.action_dim)
+    policy = loaded.runner.alg.get_policy()
+    contract = contract_of(
+        env, action_clipped=clip_actions, normalizer=bool(getattr(policy, "obs_normalization", False))
+    )
+    low = torch.as_tensor(env.single_action_space.low, dtype=torch.float32)
+    high = torch.as_tensor(env.single_action_space.high, dtype=torch.float32)
     env.close()
     if out is None:
         out = os.path.join(
@@ -127,18 +142,21 @@ def export(checkpoint: str, *, format: str = "onnx", out: str | None = None, ver
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with _quiet_exporters(verbose):
         if format == "torchscript":
-            # rsl_rl's export_policy_to_jit, with the task recorded as an extra file.
-            module = torch.jit.script(loaded.runner.alg.get_policy().as_jit().to("cpu"))
-            module.save(out, _extra_files={EXPORT_METADATA: json.dumps(metadata)})
+            # rsl_rl's export_policy_to_jit, with the contract as an extra file.
+            module = policy.as_jit().to("cpu")
+            module = torch.jit.script(_ClippedActions(module, low, high) if clip_actions else module)
+            recorded = export_metadata(contract.env_id, contract.obs_dim, contract.action_dim)
+            module.save(out, _extra_files={EXPORT_METADATA: json.dumps({**recorded, "contract": contract.to_json()})})
             return out
         # rsl_rl's own ONNX export fixes the batch size to 1; the same module, exported with a dynamic batch.
-        module = loaded.runner.alg.get_policy().as_onnx(verbose=False).to("cpu").eval()
+        inner = policy.as_onnx(verbose=False).to("cpu").eval()
+        module = _ClippedActions(inner, low, high).eval() if clip_actions else inner
         torch.onnx.export(
             module,
-            module.get_dummy_inputs(),
+            inner.get_dummy_inputs(),
             out,
-            input_names=module.input_names,
-            output_names=module.output_names,
+            input_names=inner.input_names,
+            output_names=inner.output_names,
             dynamic_shapes={"x": {0: torch.export.Dim("batch")}},
             opset_version=18,
             external_data=False,  # one file: a small MLP's weights fit in the protobuf
@@ -146,10 +164,23 @@ def export(checkpoint: str, *, format: str = "onnx", out: str | None = None, ver
     import onnx  # the exporter's own dependency
 
     model = onnx.load(out)
-    for key, value in metadata.items():
-        model.metadata_props.add(key=f"steel_envs.{key}", value=value)
+    for key, value in contract.metadata().items():
+        model.metadata_props.add(key=key, value=value)
     onnx.save(model, out)
     return out
+
+
+class _ClippedActions(torch.nn.Module):
+    """A policy module whose actions are clipped to the action box inside the exported graph."""
+
+    def __init__(self, inner: torch.nn.Module, low: torch.Tensor, high: torch.Tensor):
+        super().__init__()
+        self.inner = inner
+        self.register_buffer("low", low)
+        self.register_buffer("high", high)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.minimum(torch.maximum(self.inner(x), self.low), self.high)
 
 
 @contextlib.contextmanager
@@ -237,14 +268,22 @@ def main_play(argv: list[str] | None = None) -> int:
 
 
 def main_export(argv: list[str] | None = None) -> int:
-    """``steel-envs export --checkpoint PATH --format onnx|torchscript [--out FILE]``."""
+    """``steel-envs export --checkpoint PATH --format onnx|torchscript [--out FILE] [--clip-actions]``: the
+    deterministic policy with its deployment contract (task, joints, gains, action scale and offset, observation
+    blocks, commands; see the deployment guide)."""
     p = argparse.ArgumentParser(prog="steel-envs export", description=main_export.__doc__)
     p.add_argument("--checkpoint", required=True)
     p.add_argument("--format", choices=("onnx", "torchscript"), default="onnx")
     p.add_argument("--out", default=None)
+    p.add_argument(
+        "--clip-actions",
+        action="store_true",
+        help="clip the actions to the action space inside the network (default: unclipped, as trained; the env "
+        "clips them before applying them)",
+    )
     a = p.parse_args(argv)
     check_input_file(a.checkpoint, "--checkpoint")
     if a.out is not None:
         check_output_file(a.out, "--out")
-    print(export(a.checkpoint, format=a.format, out=a.out))
+    print(export(a.checkpoint, format=a.format, out=a.out, clip_actions=a.clip_actions))
     return 0
