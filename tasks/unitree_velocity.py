@@ -29,6 +29,7 @@ from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
 from steel_envs.train_config import PpoConfig
 
 __all__ = [
+    "OBS_VARIANTS",
     "G1VelocityConfig",
     "G1VelocityEnv",
     "G1VelocitySingleEnv",
@@ -57,6 +58,10 @@ _WEIGHTS = (
     "body_ang_vel_weight",
     "angular_momentum_weight",
 )
+
+
+OBS_VARIANTS = ("mjlab", "no_base_lin_vel")
+"""The policy observations of the velocity tasks (config ``obs_variant``)."""
 
 
 @dataclass(kw_only=True)
@@ -113,6 +118,9 @@ class UnitreeVelocityConfig(UnitreeSceneConfig):
     """mjlab's ``air_time`` weight: 0 for both robots (config/go1/env_cfgs.py:208, config/g1/env_cfgs.py:155)."""
     body_ang_vel_weight: float = 0.0
     angular_momentum_weight: float = 0.0
+    obs_variant: str = "mjlab"
+    """The policy's observation: ``"mjlab"``, mjlab's actor terms; ``"no_base_lin_vel"``, without the base linear
+    velocity, which a real robot does not measure (the critic keeps it, after its privileged blocks)."""
     randomize: bool = True
     """Domain randomization as mjlab trains: foot friction (``randomize_friction_scale``), pushes, encoder bias, base
     centre-of-mass offset, observation noise (``obs_noise_std``). False: none of them (mjlab's play mode), unless
@@ -172,6 +180,8 @@ class UnitreeVelocityConfig(UnitreeSceneConfig):
     """Actuated joints of the robot (the observation noise's layout)."""
 
     def __post_init__(self) -> None:
+        if self.obs_variant not in OBS_VARIANTS:
+            raise ValueError(f"obs_variant: expected one of {OBS_VARIANTS}, got {self.obs_variant!r}")
         self.require_intervals(
             "command_vx",
             "command_vy",
@@ -188,7 +198,8 @@ class UnitreeVelocityConfig(UnitreeSceneConfig):
             # The actor's blocks in order: base velocities, gravity, joint angles and velocities, last actions and
             # the command (no noise on those two, as mjlab).
             n = self.joints
-            self.obs_noise_std = (lin,) * 3 + (ang,) * 3 + (grav,) * 3 + (q,) * n + (qd,) * n + (0.0,) * (n + 3)
+            lin_vel = (lin,) * 3 if self.obs_variant == "mjlab" else ()
+            self.obs_noise_std = lin_vel + (ang,) * 3 + (grav,) * 3 + (q,) * n + (qd,) * n + (0.0,) * (n + 3)
         elif self.obs_noise_std is None:
             self.obs_noise_std = 0.0
         super().__post_init__()
@@ -287,6 +298,20 @@ class UnitreeVelocityEnv(UnitreeScene):
         if obs_mode != "state":
             kwargs.setdefault("obs_noise_std", 0.0)
         super().__init__(num_envs, obs_mode=obs_mode, **kwargs)
+
+    def observation_blocks(self) -> tuple[ObservationBlock, ...]:
+        """The class's blocks; without ``base_lin_vel`` when ``config.obs_variant == "no_base_lin_vel"``."""
+        blocks = super().observation_blocks()
+        if self.config.obs_variant == "no_base_lin_vel":
+            return tuple(b for b in blocks if b.name != "base_lin_vel")
+        return blocks
+
+    def privileged_observation_blocks(self) -> tuple[ObservationBlock, ...]:
+        """The class's privileged blocks, after ``base_lin_vel`` when the policy's variant drops it."""
+        blocks = super().privileged_observation_blocks()
+        if self.config.obs_variant == "no_base_lin_vel":
+            return (*(b for b in self.observations if b.name == "base_lin_vel"), *blocks)
+        return blocks
 
     def _setup_task(self) -> None:
         c, robot = self.config, self.robot
@@ -439,6 +464,8 @@ class Go1VelocityEnv(UnitreeVelocityEnv, Go1Scene):
 
     With ``randomize`` (the default), Gaussian noise with mjlab's uniform noise's standard deviation (its bound /
     sqrt(3)): 0.29 m/s, 0.12 rad/s, 0.029, 0.0058 rad and 0.87 rad/s on the first five blocks.
+    ``obs_variant="no_base_lin_vel"`` leaves out the first block (a real robot does not measure it; 45 values, the
+    critic keeps it after its privileged blocks).
 
     ## Privileged observations (the critic group after the 48 above, without noise; ``env.observation_groups``)
     | index | observation | unit |

@@ -175,3 +175,30 @@ def test_randomization_is_mjlabs_and_randomize_false_turns_it_off() -> None:
     assert bias_after[~mask].tobytes() == bias[~mask].tobytes() and (bias_after[3] != bias[3]).all()
     env.close()
     off.close()
+
+
+def test_the_no_base_lin_vel_variant_drops_the_block_from_the_policy_only() -> None:
+    """``obs_variant="no_base_lin_vel"``: under the same actions the policy sees the default observation without
+    its first 3 entries (the base velocity in the base frame, computed here from the trunk's state), the critic still
+    sees that velocity (after the policy's blocks), the noise has one entry per observation and the deployment
+    contract lists the blocks the policy sees; an unknown variant is one line."""
+    from steel_envs.deployment import contract_of
+
+    full = make(GO1_ID, 2, randomize=False)
+    variant = make(GO1_ID, 2, obs_variant="no_base_lin_vel", randomize=False)
+    full.reset(seed=0)
+    variant.reset(seed=0)
+    for a in random_actions(full, 5, seed=0):
+        obs, *_ = full.step(a)
+        seen, *_ = variant.step(a)
+    trunk = variant.state_0.body_q.numpy().reshape(2, -1, 7)[:, 0]
+    v_world = variant.state_0.body_qd.numpy().reshape(2, -1, 6)[:, 0, :3]
+    v_base = Rotation.from_quat(trunk[:, 3:]).inv().apply(v_world)
+    assert seen.shape == (2, 45) and torch.equal(seen, obs[:, 3:])
+    critic = variant.observation_groups["critic"]
+    np.testing.assert_allclose(critic[:, 45:48].numpy(), v_base, atol=1e-5)
+    noisy = make(GO1_ID, 1, obs_variant="no_base_lin_vel")
+    assert len(noisy.config.obs_noise_std) == 45 and noisy.config.obs_noise_std[0] == pytest.approx(0.2 / math.sqrt(3))
+    assert [o.name for o in contract_of(noisy).observations][:2] == ["base_ang_vel", "projected_gravity"]
+    with pytest.raises(ValueError, match=r"^obs_variant: expected one of \('mjlab', 'no_base_lin_vel'\), got 'imu'$"):
+        make(GO1_ID, 1, obs_variant="imu")
