@@ -29,6 +29,7 @@ from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
 from steel_envs.train_config import PpoConfig
 
 __all__ = [
+    "IMU_BLOCKS",
     "OBS_VARIANTS",
     "G1VelocityConfig",
     "G1VelocityEnv",
@@ -60,7 +61,7 @@ _WEIGHTS = (
 )
 
 
-OBS_VARIANTS = ("mjlab", "no_base_lin_vel")
+OBS_VARIANTS = ("mjlab", "no_base_lin_vel", "imu")
 """The policy observations of the velocity tasks (config ``obs_variant``)."""
 
 
@@ -120,7 +121,12 @@ class UnitreeVelocityConfig(UnitreeSceneConfig):
     angular_momentum_weight: float = 0.0
     obs_variant: str = "mjlab"
     """The policy's observation: ``"mjlab"``, mjlab's actor terms; ``"no_base_lin_vel"``, without the base linear
-    velocity, which a real robot does not measure (the critic keeps it, after its privileged blocks)."""
+    velocity, which a real robot does not measure; ``"imu"``, with an IMU's gyroscope and accelerometer at the
+    robot's IMU site in place of the base velocities. The critic keeps the base velocities (after its privileged
+    blocks)."""
+    imu_acc_noise: float = 0.5
+    """Bound of the accelerometer's uniform noise [m/s^2] (``obs_variant="imu"``; ours: mjlab has no accelerometer
+    term); with ``randomize`` Gaussian noise of its standard deviation, bound / sqrt(3)."""
     randomize: bool = True
     """Domain randomization as mjlab trains: foot friction (``randomize_friction_scale``), pushes, encoder bias, base
     centre-of-mass offset, observation noise (``obs_noise_std``). False: none of them (mjlab's play mode), unless
@@ -171,6 +177,7 @@ class UnitreeVelocityConfig(UnitreeSceneConfig):
         encoder_bias=at_least(0.0, "an offset bound [rad]"),
         base_com_offset=at_least(0.0, "offset bounds [m]"),
         obs_noise_bounds=at_least(0.0, "uniform noise bounds"),
+        imu_acc_noise=at_least(0.0, "a noise bound [m/s^2]"),
     )
 
     # Legged terms read these; the soft limits are mjlab's (``soft_joint_pos_limit_factor``), with no extra margin.
@@ -198,8 +205,12 @@ class UnitreeVelocityConfig(UnitreeSceneConfig):
             # The actor's blocks in order: base velocities, gravity, joint angles and velocities, last actions and
             # the command (no noise on those two, as mjlab).
             n = self.joints
-            lin_vel = (lin,) * 3 if self.obs_variant == "mjlab" else ()
-            self.obs_noise_std = lin_vel + (ang,) * 3 + (grav,) * 3 + (q,) * n + (qd,) * n + (0.0,) * (n + 3)
+            base = {
+                "mjlab": (lin,) * 3 + (ang,) * 3,
+                "no_base_lin_vel": (ang,) * 3,
+                "imu": (ang,) * 3 + (self.imu_acc_noise / math.sqrt(3.0),) * 3,  # the gyro gets the base's
+            }[self.obs_variant]
+            self.obs_noise_std = base + (grav,) * 3 + (q,) * n + (qd,) * n + (0.0,) * (n + 3)
         elif self.obs_noise_std is None:
             self.obs_noise_std = 0.0
         super().__post_init__()
@@ -242,6 +253,13 @@ def _actor_blocks(joints: int) -> tuple[ObservationBlock, ...]:
     )
 
 
+IMU_BLOCKS = (
+    ObservationBlock("imu_ang_vel", 3, legged.imu_ang_vel, "gyroscope: angular velocity, IMU frame", "rad/s"),
+    ObservationBlock("imu_lin_acc", 3, legged.imu_lin_acc, "accelerometer: specific force (a - g), IMU frame", "m/s^2"),
+)
+"""The IMU's blocks of ``obs_variant="imu"``, at the robot's IMU site (``imu_site``)."""
+
+
 def _critic_blocks(feet: int) -> tuple[ObservationBlock, ...]:
     """mjlab's privileged critic terms (velocity_env_cfg.py:122-137)."""
     return (
@@ -270,6 +288,8 @@ class UnitreeVelocityEnv(UnitreeScene):
     """Per foot, mjlab's foot site in its body's frame [m]."""
     torso_body: ClassVar[str]
     """Body of the ``upright`` and ``body_ang_vel`` terms and of the centre-of-mass offset."""
+    imu_site: ClassVar[tuple[float, float, float]]
+    """The IMU site in the base body's frame [m] (the MJCF's; its axes are the base's)."""
     posture_std: ClassVar[tuple[dict[str, float], dict[str, float], dict[str, float]]]
     """``pose``'s per-joint tolerances [rad] standing, walking, running, by joint-name pattern."""
 
@@ -300,18 +320,22 @@ class UnitreeVelocityEnv(UnitreeScene):
         super().__init__(num_envs, obs_mode=obs_mode, **kwargs)
 
     def observation_blocks(self) -> tuple[ObservationBlock, ...]:
-        """The class's blocks; without ``base_lin_vel`` when ``config.obs_variant == "no_base_lin_vel"``."""
+        """The class's blocks, with the base velocities replaced as ``config.obs_variant`` says."""
         blocks = super().observation_blocks()
-        if self.config.obs_variant == "no_base_lin_vel":
+        variant = self.config.obs_variant
+        if variant == "no_base_lin_vel":
             return tuple(b for b in blocks if b.name != "base_lin_vel")
+        if variant == "imu":
+            rest = tuple(b for b in blocks if b.name not in ("base_lin_vel", "base_ang_vel"))
+            return (*IMU_BLOCKS, *rest)
         return blocks
 
     def privileged_observation_blocks(self) -> tuple[ObservationBlock, ...]:
-        """The class's privileged blocks, after ``base_lin_vel`` when the policy's variant drops it."""
+        """The class's privileged blocks, after the base velocities the policy's variant leaves out."""
         blocks = super().privileged_observation_blocks()
-        if self.config.obs_variant == "no_base_lin_vel":
-            return (*(b for b in self.observations if b.name == "base_lin_vel"), *blocks)
-        return blocks
+        left_out = {"mjlab": (), "no_base_lin_vel": ("base_lin_vel",), "imu": ("base_lin_vel", "base_ang_vel")}
+        names = left_out[self.config.obs_variant]
+        return (*(b for b in self.observations if b.name in names), *blocks)
 
     def _setup_task(self) -> None:
         c, robot = self.config, self.robot
@@ -341,6 +365,7 @@ class UnitreeVelocityEnv(UnitreeScene):
             foot_offsets=np.array(self.foot_sites, np.float32),
             posture_std=np.array([per_joint(robot.joints, rules) for rules in self.posture_std], np.float32),
         )
+        self.term_state.imu_offset = wp.vec3(*self.imu_site)
         commands = legged.TwistCommands()
         n = self.num_envs
         commands.time_left = wp.zeros(n, dtype=wp.float32)
@@ -377,6 +402,8 @@ class UnitreeVelocityEnv(UnitreeScene):
 
     def _post_physics(self) -> None:
         self.launch_per_world(legged.update_feet_air_time, inputs=[self.term_state, float(self.control_dt)])
+        if self.config.obs_variant == "imu":
+            self.launch_per_world(legged.update_imu, inputs=[self.term_state, float(self.control_dt)])
 
     def _post_rewards(self) -> None:
         self.launch_per_world(legged.store_last_actions_and_joint_vel, inputs=[self.term_state])
@@ -407,8 +434,13 @@ class UnitreeVelocityEnv(UnitreeScene):
         c = self.config
         self.launch_per_world(legged.reset_legged_state, inputs=[world_mask, self.term_state])
         self._update_commands(world_mask, 0.0)
-        if not c.randomize:
-            return
+        if c.randomize:
+            self._randomize_at_reset(world_mask)
+        if c.obs_variant == "imu":  # after the reset's push: the difference starts from the velocity it gave
+            self.launch_per_world(legged.reset_imu, inputs=[world_mask, self.term_state])
+
+    def _randomize_at_reset(self, world_mask: wp.array) -> None:
+        c = self.config
         self._push(world_mask, 0.0)
         self.launch_per_world(
             legged.draw_encoder_bias,
@@ -464,8 +496,11 @@ class Go1VelocityEnv(UnitreeVelocityEnv, Go1Scene):
 
     With ``randomize`` (the default), Gaussian noise with mjlab's uniform noise's standard deviation (its bound /
     sqrt(3)): 0.29 m/s, 0.12 rad/s, 0.029, 0.0058 rad and 0.87 rad/s on the first five blocks.
-    ``obs_variant="no_base_lin_vel"`` leaves out the first block (a real robot does not measure it; 45 values, the
-    critic keeps it after its privileged blocks).
+    ``obs_variant="no_base_lin_vel"`` leaves out the first block (a real robot does not measure it; 45 values);
+    ``obs_variant="imu"`` puts an IMU's gyroscope (rad/s) and accelerometer (specific force a - g, m/s^2, +9.81 up
+    at rest; a finite difference of the site's velocity over the control step) at go1.xml's ``imu`` site, in the
+    trunk's axes, in place of the first two blocks (48 values). The critic keeps the blocks left out, after its
+    privileged ones.
 
     ## Privileged observations (the critic group after the 48 above, without noise; ``env.observation_groups``)
     | index | observation | unit |
@@ -526,6 +561,7 @@ class Go1VelocityEnv(UnitreeVelocityEnv, Go1Scene):
     # go1.xml:80,106,132,158: the foot sites FR, FL, RR, RL at the foot spheres' centres.
     foot_sites = ((0.0, 0.0, -0.213),) * 4
     torso_body = "trunk"
+    imu_site = (-0.01592, -0.06659, -0.00617)  # go1.xml:57, site "imu" on the trunk
     default_max_episode_steps = 1000  # 20 s, velocity_env_cfg.py:455
     # env_cfgs.py:186-197.
     posture_std = (
@@ -666,6 +702,7 @@ class G1VelocityEnv(UnitreeVelocityEnv, G1Scene):
     # g1.xml:100,149: the foot sites left_foot, right_foot.
     foot_sites = ((0.04, 0.0, -0.037),) * 2
     torso_body = "torso_link"
+    imu_site = (0.04525, 0.0, -0.08339)  # g1.xml:69, site "imu_in_pelvis" (mjlab's IMU sensors read it)
     default_max_episode_steps = 1000  # 20 s, velocity_env_cfg.py:455
     posture_std = ({".*": 0.05}, _G1_WALKING, _G1_RUNNING)  # env_cfgs.py:107-145
     rewards = (

@@ -44,6 +44,8 @@ __all__ = [
     "friction_scale",
     "height_scan",
     "illegal_contact",
+    "imu_ang_vel",
+    "imu_lin_acc",
     "joint_acc_l2",
     "joint_deviation_l1",
     "joint_pos_limits",
@@ -60,6 +62,7 @@ __all__ = [
     "projected_gravity",
     "push_base_velocity",
     "resample_velocity_commands",
+    "reset_imu",
     "reset_legged_state",
     "set_terrain",
     "soft_landing",
@@ -72,6 +75,7 @@ __all__ = [
     "track_linear_velocity",
     "undesired_contacts",
     "update_feet_air_time",
+    "update_imu",
     "update_twist_commands",
     "upright",
     "variable_posture",
@@ -192,6 +196,14 @@ class LeggedState:
     """(num_envs,): the level of the terrain patch the world started on (0 on flat ground)."""
     terrain_margin: wp.float32
     """Distance from the terrain's edge [m] within which ``out_of_terrain`` ends an episode."""
+    imu_offset: wp.vec3
+    """The IMU site in the base's frame [m] (its axes are the base's)."""
+    gravity: wp.vec3
+    """The model's gravity [m/s^2], world frame."""
+    imu_velocity: wp.array[wp.vec3]
+    """(num_envs,): the IMU site's velocity at the last update [m/s], world frame."""
+    imu_acc: wp.array[wp.vec3]
+    """(num_envs,): the accelerometer's reading [m/s^2], IMU frame (:func:`update_imu`)."""
 
 
 def make_legged_state(
@@ -269,6 +281,9 @@ def make_legged_state(
     state.body_com, state.body_mass, state.body_inertia = m.body_com, m.body_mass, m.body_inertia
     state.bodies_per_world = m.body_count // max(1, m.world_count)
     state.terrain_level, state.terrain_margin = wp.zeros(n, dtype=wp.float32), 0.0
+    state.imu_offset = wp.vec3(0.0, 0.0, 0.0)
+    state.gravity = wp.vec3(*(float(g) for g in np.asarray(m.gravity.numpy(), np.float32).reshape(-1, 3)[0]))
+    state.imu_velocity, state.imu_acc = wp.zeros(n, dtype=wp.vec3), wp.zeros(n, dtype=wp.vec3)
     set_terrain(state, None)
     return state
 
@@ -874,6 +889,51 @@ def store_last_actions_and_joint_vel(s: LeggedState):
     d0 = s.dof_world_start[w] + s.root_dofs
     for j in range(s.last_joint_vel.shape[1]):
         s.last_joint_vel[w, j] = s.joint_qd[d0 + j]
+
+
+@wp.func
+def _imu_velocity(s: Any, w: int) -> wp.vec3:
+    """World velocity of the IMU site [m/s]: the base's centre-of-mass velocity plus omega x (site - com)."""
+    b = s.body_world_start[w] + s.base
+    x = s.body_q[b]
+    qd = s.body_qd[b]
+    lever = wp.transform_point(x, s.imu_offset) - wp.transform_point(x, s.body_com[b])
+    return wp.spatial_top(qd) + wp.cross(wp.spatial_bottom(qd), lever)
+
+
+@wp.kernel(enable_backward=False)
+def update_imu(s: LeggedState, dt: wp.float32):
+    """After the physics of a control step: the accelerometer reads the specific force at the IMU site, ``R^T (a -
+    g)``, with ``a`` the finite difference of the site's velocity over the step ``dt`` [s] (SolverSteel reports no
+    body accelerations): +9.81 m/s^2 along the site's up axis at rest, 0 in free fall."""
+    w = wp.tid()
+    v = _imu_velocity(s, w)
+    a = (v - s.imu_velocity[w]) / dt
+    s.imu_acc[w] = wp.quat_rotate_inv(_base_rotation(s, w), a - s.gravity)
+    s.imu_velocity[w] = v
+
+
+@wp.kernel(enable_backward=False)
+def reset_imu(world_mask: wp.array[wp.bool], s: LeggedState):
+    """At a world's reset, after its new state: the site's velocity is the difference's start; the reading is the
+    world's at rest (no acceleration)."""
+    w = wp.tid()
+    if not world_mask[w]:
+        return
+    s.imu_velocity[w] = _imu_velocity(s, w)
+    s.imu_acc[w] = wp.quat_rotate_inv(_base_rotation(s, w), -s.gravity)
+
+
+@term("R_imu^T omega_base", source="MuJoCo gyro sensor at the IMU site (go1.xml imu_ang_vel)")
+def imu_ang_vel(s: Any, w: int) -> wp.vec3:
+    """Gyroscope: the base's angular velocity in the IMU frame [rad/s] (the sites' axes are the base's)."""
+    return _base_ang_vel(s, w)
+
+
+@term("R_imu^T (a_imu - g)", source="MuJoCo accelerometer sensor at the IMU site (go1.xml imu_lin_acc)")
+def imu_lin_acc(s: Any, w: int) -> wp.vec3:
+    """Accelerometer: specific force at the IMU site in its frame [m/s^2] (:func:`update_imu`)."""
+    return s.imu_acc[w]
 
 
 @wp.kernel(enable_backward=False)
