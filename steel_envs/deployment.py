@@ -265,7 +265,8 @@ def contract_of(env: Any, *, action_clipped: bool = False, normalizer: bool = Fa
 
 
 def read_contract(path: str | os.PathLike) -> PolicyContract:
-    """The contract written into an exported policy (``.onnx``, or TorchScript with :data:`EXPORT_METADATA`).
+    """The contract written into an exported policy (``.onnx``, read with ``onnxruntime`` from the ``train`` extra;
+    or TorchScript with :data:`EXPORT_METADATA`).
 
     Raises:
         ValueError: One line when the file does not exist, is neither, or carries no contract (exported before
@@ -276,10 +277,10 @@ def read_contract(path: str | os.PathLike) -> PolicyContract:
         raise ValueError(f"policy: {path} does not exist")
     text = None
     if path.endswith(".onnx"):
-        import onnx
+        import onnxruntime  # the train extra's, as for playing the file
 
-        model = onnx.load(path, load_external_data=False)
-        text = {p.key: p.value for p in model.metadata_props}.get("steel_envs.contract")
+        session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        text = session.get_modelmeta().custom_metadata_map.get("steel_envs.contract")
     else:
         import torch
 

@@ -22,7 +22,6 @@ import torch
 from .deployment import EXPORT_METADATA, PolicyContract
 
 __all__ = [
-    "EXPORT_METADATA",
     "REFERENCE_DIR",
     "LoadedPolicy",
     "check_trained_on",

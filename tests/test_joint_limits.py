@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 import warp as wp
-from conftest import TASK_IDS
+from conftest import MATRIX_IDS
 
 import steel_envs
 from steel_envs.vbd_env import VBDVectorEnv
@@ -230,7 +230,7 @@ def _declares_limits(env_id: str) -> bool:
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("env_id", TASK_IDS)
+@pytest.mark.parametrize("env_id", MATRIX_IDS)
 def test_declared_limits_hold(env_id: str, family: str) -> None:
     if not _declares_limits(env_id):
         # ClothFold has no joints; the cart-poles' and the pendulum's joints keep the builder's unlimited bounds.

@@ -22,7 +22,7 @@ SWINGUP = "steel_envs/CartpoleSwingup-v0"  # 5 observations, 1 action; CartpoleB
 
 
 def test_an_export_records_its_task_and_another_task_refuses_it(tmp_path):
-    from steel_envs.policies import EXPORT_METADATA
+    from steel_envs.deployment import EXPORT_METADATA
 
     checkpoint = reference_checkpoint(CARTPOLE)
     onnx_file = export(checkpoint, out=str(tmp_path / "policy.onnx"))

@@ -14,7 +14,7 @@ import newton
 import numpy as np
 import pytest
 import torch
-from conftest import TASK_IDS, make
+from conftest import MATRIX_IDS, make
 
 import steel_envs
 
@@ -62,7 +62,7 @@ def _trajectories(env_id: str, num_envs: int) -> list[list[str]]:
         env.close()
 
 
-@pytest.mark.parametrize("env_id", TASK_IDS)
+@pytest.mark.parametrize("env_id", MATRIX_IDS)
 def test_every_world_follows_the_one_world_trajectory(env_id: str) -> None:
     (reference,) = _trajectories(env_id, 1)
     counts = (16, 64) if "Cloth" not in env_id else (16,)  # ClothFold: 64 worlds cost 10 s here

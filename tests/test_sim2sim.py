@@ -1,0 +1,64 @@
+"""Sim-to-sim: the Go1/G1 tasks' robots in MuJoCo, built and observed as the deployment contract says. On the same
+state MuJoCo's observation equals the env's (joint order, frames, the free joints' conventions, gravity); a Go1
+standing under zero actions stands the same in both; a contract MuJoCo cannot serve is refused in one line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from conftest import CARTPOLE, make, random_actions
+from scipy.spatial.transform import Rotation
+
+pytest.importorskip("mujoco")
+
+from steel_envs.training.sim2sim import MujocoTwin
+
+from steel_envs.assets import G1, GO1
+from steel_envs.deployment import contract_of
+
+
+def _twin_of(env, robot, n: int) -> MujocoTwin:
+    twin = MujocoTwin(robot, contract_of(env), n)
+    q, qd = env.state_0.joint_q.numpy().reshape(n, -1), env.state_0.joint_qd.numpy().reshape(n, -1)
+    twin.set_state(q, qd, env.model.body_com.numpy()[0])
+    return twin
+
+
+@pytest.mark.parametrize(("env_id", "robot"), [("steel_envs/Go1Velocity-v0", GO1), ("steel_envs/G1Velocity-v0", G1)])
+def test_mujoco_observes_the_envs_state_as_the_env_does(env_id, robot) -> None:
+    n = 3
+    env = make(env_id, n, randomize=False)
+    env.reset(seed=0)
+    for a in random_actions(env, 20, seed=1):  # moving, tilted robots with contacts
+        obs, *_ = env.step(a)
+    twin = _twin_of(env, robot, n)
+    twin.last_actions = np.clip(a.numpy(), -1.0, 1.0)
+    twin.commands = env.term_state.commands.numpy()
+    np.testing.assert_allclose(twin.observe(), obs.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_a_go1_stands_under_zero_actions_in_both_simulators() -> None:
+    env = make("steel_envs/Go1Velocity-v0", 1, randomize=False)
+    env.reset(seed=0)
+    twin = _twin_of(env, GO1, 1)
+    heights = []
+    for k in range(100):  # 2 s
+        env.step(torch.zeros(1, 12))
+        twin.step(np.zeros((1, 12)))
+        if k in (49, 99):
+            pos, up = twin.base_pose()
+            steel_q = env.state_0.joint_q.numpy()
+            steel_up = Rotation.from_quat(steel_q[3:7]).apply([0.0, 0.0, 1.0])[2]
+            heights.append((float(steel_q[2]), float(pos[0, 2])))
+            assert up[0] > 0.95 and steel_up > 0.95
+    (steel_1s, mujoco_1s), (steel_2s, mujoco_2s) = heights
+    assert abs(steel_2s - mujoco_2s) < 0.02 and abs(steel_2s - steel_1s) < 0.02 and abs(mujoco_2s - mujoco_1s) < 0.02
+
+
+def test_contracts_mujoco_cannot_serve_are_refused_in_one_line() -> None:
+    with pytest.raises(ValueError, match=r"^sim2sim: steel_envs/CartpoleBalance-v0 does not drive unitree_go1's"):
+        MujocoTwin(GO1, contract_of(make(CARTPOLE, 1)))
+    imu = contract_of(make("steel_envs/Go1Velocity-v0", 1, obs_variant="imu"))
+    with pytest.raises(ValueError, match=r"^sim2sim: .*observation block 'imu_ang_vel' has no MuJoCo form$"):
+        MujocoTwin(GO1, imu)
