@@ -278,6 +278,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub.add_parser("play", help="run a trained checkpoint and print episode statistics", add_help=False)
     sub.add_parser("export", help="export a trained checkpoint as ONNX or TorchScript", add_help=False)
+    sub.add_parser("sim2sim", help="a Go1/G1 policy in SolverSteel and in MuJoCo side by side", add_help=False)
     sub.add_parser("bench", help="throughput side by side with peers; see steel-envs bench --help", add_help=False)
     sub.add_parser(
         "evaluate", help="compare policies with confidence intervals; see steel-envs evaluate --help", add_help=False
@@ -290,6 +291,7 @@ _TRAINING_COMMANDS = {
     "train": ("steel_envs.training.train", "main"),
     "play": ("steel_envs.training.policy", "main_play"),
     "export": ("steel_envs.training.policy", "main_export"),
+    "sim2sim": ("steel_envs.training.sim2sim", "main"),
     "bench": ("steel_envs.training.benchmarks.bench", "main"),
     "evaluate": ("steel_envs.training.evaluate", "main"),
 }

@@ -62,3 +62,23 @@ def test_contracts_mujoco_cannot_serve_are_refused_in_one_line() -> None:
     imu = contract_of(make("steel_envs/Go1Velocity-v0", 1, obs_variant="imu"))
     with pytest.raises(ValueError, match=r"^sim2sim: .*observation block 'imu_ang_vel' has no MuJoCo form$"):
         MujocoTwin(GO1, imu)
+
+
+def test_the_sim2sim_command_runs_both_simulators_on_the_same_commands(tmp_path, capsys) -> None:
+    """``steel-envs sim2sim zero --env Go1Velocity-v0``: 4 episodes in each simulator from the same starts and
+    commands; a Go1 holding its pose falls in neither, and its tracking error is its command's speed in both (the
+    same commands: |cmd_xy| RMS over the episode, to within the little the standing robot sways)."""
+    import json
+
+    from steel_envs.cli import main
+
+    out = tmp_path / "s2s.json"
+    argv = ["sim2sim", "zero", "--env", "steel_envs/Go1Velocity-v0", "--episodes", "4", "--worlds", "4"]
+    assert main([*argv, "--steps", "50", "--json", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].startswith("SolverSteel") and lines[3].startswith("MuJoCo")
+    report = json.loads(out.read_text())
+    steel, mujoco = report["steel"]["episodes"], report["mujoco"]["episodes"]
+    assert len(steel) == len(mujoco) == 4 and not any(e["fell"] for e in steel + mujoco)
+    np.testing.assert_allclose([e["tracking_error"] for e in mujoco], [e["tracking_error"] for e in steel], atol=0.05)
+    assert max(e["tracking_error"] for e in steel) > 0.2  # nonzero commands: the comparison is not of zeros

@@ -20,11 +20,12 @@ frame origin's linear velocity in the world frame and the angular velocity in th
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from steel_envs.assets import RobotModel
 from steel_envs.deployment import PolicyContract
 
-__all__ = ["SUPPORTED_BLOCKS", "MujocoTwin"]
+__all__ = ["SUPPORTED_BLOCKS", "MujocoTwin", "main", "run"]
 
 SUPPORTED_BLOCKS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "joint_pos", "joint_vel", "actions", "command")
 """The observation blocks :class:`MujocoTwin` assembles from MuJoCo's state."""
@@ -181,8 +182,228 @@ class MujocoTwin:
                 self._mujoco.mj_step(self.model, d)
         self.last_actions = actions
 
+    def base_velocity_and_up(self) -> tuple[np.ndarray, np.ndarray]:
+        """(num_worlds, 3) the base's centre-of-mass velocity in the base frame [m/s] (the ``base_lin_vel`` block)
+        and (num_worlds,) the up axis's z component (1: upright)."""
+        v, up = [], []
+        for d in self.data:
+            quat, omega_local = d.qpos[3:7], d.qvel[3:6]
+            lever = d.xipos[self._base] - d.xpos[self._base]
+            v.append(_quat_rotate_inv(quat, d.qvel[:3] + np.cross(_quat_rotate(quat, omega_local), lever)))
+            up.append(_quat_rotate(quat, np.array([0.0, 0.0, 1.0]))[2])
+        return np.array(v), np.array(up)
+
     def base_pose(self) -> tuple[np.ndarray, np.ndarray]:
         """(num_worlds, 3) base positions [m] and (num_worlds,) up-axis z components (1: upright)."""
         pos = np.array([d.qpos[:3] for d in self.data])
         up = np.array([_quat_rotate(d.qpos[3:7], np.array([0.0, 0.0, 1.0]))[2] for d in self.data])
         return pos, up
+
+
+def run(
+    policy: str,
+    env_id: str,
+    *,
+    episodes: int = 16,
+    num_worlds: int = 8,
+    steps: int | None = None,
+    seed: int = 0,
+    cone: str = "elliptic",
+    impratio: float = 10.0,
+) -> dict:
+    """Run ``policy`` on ``env_id``'s robot in SolverSteel and in MuJoCo side by side and return both simulators'
+    figures: per episode, the tracking error (RMS over its steps of ``|cmd_xy - v_xy|``, base frame [m/s]), whether
+    the robot fell (its up axis more than 70 degrees from vertical: the task's ``fell_over``) and the steps it ran.
+
+    Both start each batch of ``num_worlds`` episodes from the same state (the env's reset with seed ``seed + k``),
+    follow the same commands (the env's draws, constant over an episode: no resampling, no heading mode) without
+    randomization, and run ``steps`` control steps (default: the task's time limit) or until the robot falls.
+
+    Raises:
+        ValueError: One line for an ID MuJoCo cannot serve (no vendored robot, or an observation block without a
+            MuJoCo form), a policy file made for another task, or a bad count.
+    """
+    import steel_envs
+    from steel_envs.deployment import contract_of
+    from steel_envs.policies import load_policy_callable
+
+    if episodes < 1 or num_worlds < 1:
+        raise ValueError(f"episodes, worlds: expected positive counts, got {episodes}, {num_worlds}")
+    task = steel_envs.registration.task_class(env_id)
+    robot = getattr(task, "robot", None)
+    if robot is None:
+        raise ValueError(f"sim2sim: {env_id} has no vendored robot MuJoCo can load")
+    env = steel_envs.make_vec(
+        env_id,
+        num_worlds,
+        randomize=False,
+        command_resample_time=(1.0e6, 1.0e6),
+        rel_heading_envs=0.0,
+        autoreset_mode="Disabled",
+    )
+    try:
+        contract = contract_of(env)
+        act = load_policy_callable(policy, env, seed)  # an exported file's contract is checked against the env
+        twin = MujocoTwin(robot, contract, num_worlds, type(env).physics_dt, cone=cone, impratio=impratio)
+        horizon = env.max_episode_steps if steps is None else int(steps)
+        out = {"steel": _Figures(), "mujoco": _Figures()}
+        for batch in range(-(-episodes // num_worlds)):
+            obs, _ = env.reset(seed=seed + batch)
+            for name, s in _batch(env, obs, twin, act, horizon).items():
+                out[name].add(s, episodes - batch * num_worlds)
+        return {
+            "env_id": env_id,
+            "policy": policy,
+            "episodes": episodes,
+            "steps": horizon,
+            "mujoco": {"cone": cone, "impratio": impratio, "version": _mujoco_version()},
+            **{name: f.summary(seed) for name, f in out.items()},
+        }
+    finally:
+        env.close()
+
+
+def _batch(env, obs: torch.Tensor, twin: MujocoTwin, act, horizon: int) -> dict[str, _Episodes]:
+    """One batch of episodes from the env's reset state (``obs`` its first observation), in both simulators: the
+    twin starts from the env's state and commands; both run ``act`` up to ``horizon`` steps or until every robot
+    fell in both."""
+    n = env.num_envs
+    com = env.model.body_com.numpy()[0]
+    twin.set_state(env.state_0.joint_q.numpy().reshape(n, -1), env.state_0.joint_qd.numpy().reshape(n, -1), com)
+    twin.last_actions[:] = 0.0
+    twin.commands = env.term_state.commands.numpy().copy()
+    sims = {"steel": _Episodes(n, twin.commands), "mujoco": _Episodes(n, twin.commands)}
+    tilt = float(env.config.max_tilt_cos)
+    mj_obs = torch.from_numpy(twin.observe())
+    for _ in range(horizon):
+        with torch.inference_mode():
+            a_steel, a_mj = act(obs), act(mj_obs)
+        obs, *_ = env.step(a_steel)
+        twin.step(a_mj.numpy())
+        mj_obs = torch.from_numpy(twin.observe())
+        sims["steel"].record(*_steel_base(env, n))
+        sims["mujoco"].record(*twin.base_velocity_and_up())
+        for s in sims.values():
+            s.fell |= s.up < tilt
+        if all(s.fell.all() for s in sims.values()):
+            break
+    return sims
+
+
+def _mujoco_version() -> str:
+    import mujoco
+
+    return mujoco.__version__
+
+
+def _steel_base(env, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The env's base centre-of-mass velocity in the base frame ((n, 3) [m/s]) and up-axis z component ((n,))."""
+    b = env.term_state.base
+    body_q = env.state_0.body_q.numpy().reshape(n, -1, 7)[:, b]
+    v = env.state_0.body_qd.numpy().reshape(n, -1, 6)[:, b, :3]
+    quats = np.concatenate([body_q[:, 6:7], body_q[:, 3:6]], axis=1)  # (w, x, y, z)
+    v_base = np.array([_quat_rotate_inv(q, x) for q, x in zip(quats, v, strict=True)])
+    up = np.array([_quat_rotate(q, np.array([0.0, 0.0, 1.0]))[2] for q in quats])
+    return v_base, up
+
+
+class _Episodes:
+    """One batch's running figures in one simulator: squared tracking errors, steps, falls."""
+
+    def __init__(self, n: int, commands: np.ndarray):
+        self.commands = commands
+        self.sq, self.steps = np.zeros(n), np.zeros(n, np.int64)
+        self.fell, self.up = np.zeros(n, bool), np.ones(n)
+
+    def record(self, v_base: np.ndarray, up: np.ndarray) -> None:
+        running = ~self.fell
+        err = np.sum((self.commands[:, :2] - v_base[:, :2]) ** 2, axis=1)
+        self.sq += np.where(running, err, 0.0)
+        self.steps += running
+        self.up = up
+
+
+class _Figures:
+    """Every episode's figures of one simulator, and their means with bootstrap intervals."""
+
+    def __init__(self):
+        self.error, self.fell, self.steps = [], [], []
+
+    def add(self, batch: _Episodes, keep: int) -> None:
+        k = min(keep, len(batch.steps))
+        self.error += list(np.sqrt(batch.sq[:k] / np.maximum(batch.steps[:k], 1)))
+        self.fell += list(batch.fell[:k])
+        self.steps += list(batch.steps[:k])
+
+    def summary(self, seed: int) -> dict:
+        from steel_envs.training.evaluate import bootstrap_interval
+
+        def mean_ci(values: list) -> list[float]:
+            x = np.asarray(values, np.float64)
+            return [float(x.mean()), *bootstrap_interval(x, np.mean, 0.95, 2000, seed)]
+
+        return {
+            "tracking_error": mean_ci(self.error),
+            "fell_rate": mean_ci(self.fell),
+            "mean_length": float(np.mean(self.steps)),
+            "episodes": [
+                {"tracking_error": float(e), "fell": bool(f), "steps": int(s)}
+                for e, f, s in zip(self.error, self.fell, self.steps, strict=True)
+            ],
+        }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``steel-envs sim2sim POLICY --env ID [--episodes N] [--worlds N] [--steps T] [--seed S] [--json FILE]``:
+    a policy's figures in SolverSteel and in MuJoCo side by side (see :func:`run`)."""
+    import argparse
+    import json
+
+    from steel_envs.cli_common import check_output_file, check_policy_spec, stopped_by_ctrl_c
+
+    p = argparse.ArgumentParser(
+        prog="steel-envs sim2sim",
+        description="Run a Go1/G1 policy in SolverSteel and in MuJoCo side by side, on the same MJCF, gains, starts "
+        "and commands, without randomization: each simulator's tracking error, fall rate (tilt beyond 70 degrees) "
+        "and episode length, with 95 % bootstrap intervals. The deployment guide says how MuJoCo is set up.",
+    )
+    p.add_argument("policy", help="reference[:<seed>], a train checkpoint, or an exported .onnx / TorchScript file")
+    p.add_argument("--env", required=True, help="a Go1/G1 velocity ID, e.g. steel_envs/Go1Velocity-v0")
+    p.add_argument("--episodes", type=int, default=16, help="episodes in each simulator")
+    p.add_argument("--worlds", type=int, default=8, help="episodes run at once in each simulator")
+    p.add_argument("--steps", type=int, default=None, help="control steps per episode (default: the time limit)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the starts and commands (batch k: seed + k)")
+    p.add_argument("--cone", choices=("elliptic", "pyramidal"), default="elliptic", help="MuJoCo's friction cone")
+    p.add_argument("--impratio", type=float, default=10.0, help="MuJoCo's impratio (mjlab's: 1, pyramidal)")
+    p.add_argument("--json", default=None, metavar="FILE", help="also write every episode's figures to FILE")
+    a = p.parse_args(argv)
+    check_policy_spec(a.policy, "policy")
+    if a.json is not None:
+        check_output_file(a.json, "--json")
+    try:
+        report = run(
+            a.policy,
+            a.env,
+            episodes=a.episodes,
+            num_worlds=a.worlds,
+            steps=a.steps,
+            seed=a.seed,
+            cone=a.cone,
+            impratio=a.impratio,
+        )
+    except KeyboardInterrupt:
+        return stopped_by_ctrl_c("sim2sim")
+    print(f"{a.env}, {a.policy}: {a.episodes} episodes of up to {report['steps']} steps, no randomization")
+    print(f"{'':10} {'tracking error [m/s]':>28} {'fell':>22} {'mean length':>12}")
+    for name in ("steel", "mujoco"):
+        r = report[name]
+        te, fr = r["tracking_error"], r["fell_rate"]
+        label = "SolverSteel" if name == "steel" else "MuJoCo"
+        print(
+            f"{label:10} {te[0]:>10.3f} [{te[1]:.3f}, {te[2]:.3f}] {fr[0]:>10.0%} [{fr[1]:.0%}, {fr[2]:.0%}]"
+            f" {r['mean_length']:>12.1f}"
+        )
+    if a.json is not None:
+        with open(a.json, "w") as f:
+            json.dump(report, f, indent=1)
+    return 0

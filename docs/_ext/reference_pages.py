@@ -16,7 +16,7 @@ from markdown_tables import attribute_docs, code, fmt_value, table
 
 __all__ = ["cli_reference", "results_tables", "solver_options_reference"]
 
-_COMMANDS = ("rollout", "record", "view", "list", "doctor", "train", "play", "export", "evaluate", "bench")
+_COMMANDS = ("rollout", "record", "view", "list", "doctor", "train", "play", "export", "sim2sim", "evaluate", "bench")
 
 
 def _help(argv: list[str]) -> str:
