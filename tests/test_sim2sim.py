@@ -57,10 +57,10 @@ def test_a_go1_stands_under_zero_actions_in_both_simulators() -> None:
 
 
 def test_contracts_mujoco_cannot_serve_are_refused_in_one_line() -> None:
-    with pytest.raises(ValueError, match=r"^sim2sim: steel_envs/CartpoleBalance-v0 does not drive unitree_go1's"):
+    with pytest.raises(ValueError, match=r"^contract: steel_envs/CartpoleBalance-v0 does not drive unitree_go1's"):
         MujocoTwin(GO1, contract_of(make(CARTPOLE, 1)))
     imu = contract_of(make("steel_envs/Go1Velocity-v0", 1, obs_variant="imu"))
-    with pytest.raises(ValueError, match=r"^sim2sim: .*observation block 'imu_ang_vel' has no MuJoCo form$"):
+    with pytest.raises(ValueError, match=r"^contract: .*observation block 'imu_ang_vel' has no MuJoCo form$"):
         MujocoTwin(GO1, imu)
 
 

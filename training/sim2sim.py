@@ -81,10 +81,10 @@ class MujocoTwin:
 
         a = contract.actuation
         if a is None or tuple(a.joint_names) != tuple(robot.joints):
-            raise ValueError(f"sim2sim: {contract.env_id} does not drive {robot.name}'s joints with position targets")
+            raise ValueError(f"contract: {contract.env_id} does not drive {robot.name}'s joints with position targets")
         unsupported = [o.name for o in contract.observations if o.name not in SUPPORTED_BLOCKS]
         if unsupported:
-            raise ValueError(f"sim2sim: {contract.env_id}'s observation block {unsupported[0]!r} has no MuJoCo form")
+            raise ValueError(f"contract: {contract.env_id}'s observation block {unsupported[0]!r} has no MuJoCo form")
         decimation = round(contract.control_dt / physics_dt)
         if decimation < 1 or abs(decimation * physics_dt - contract.control_dt) > 1e-9:
             raise ValueError(
@@ -228,11 +228,11 @@ def run(
     from steel_envs.policies import load_policy_callable
 
     if episodes < 1 or num_worlds < 1:
-        raise ValueError(f"episodes, worlds: expected positive counts, got {episodes}, {num_worlds}")
+        raise ValueError(f"episodes, num_worlds: expected positive counts, got {episodes}, {num_worlds}")
     task = steel_envs.registration.task_class(env_id)
     robot = getattr(task, "robot", None)
     if robot is None:
-        raise ValueError(f"sim2sim: {env_id} has no vendored robot MuJoCo can load")
+        raise ValueError(f"env_id: {env_id} has no vendored robot MuJoCo can load")
     env = steel_envs.make_vec(
         env_id,
         num_worlds,
