@@ -27,7 +27,17 @@ from steel_envs.deployment import PolicyContract
 
 __all__ = ["SUPPORTED_BLOCKS", "MujocoTwin", "main", "run"]
 
-SUPPORTED_BLOCKS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "joint_pos", "joint_vel", "actions", "command")
+SUPPORTED_BLOCKS = (
+    "base_lin_vel",
+    "base_ang_vel",
+    "imu_ang_vel",
+    "imu_lin_acc",
+    "projected_gravity",
+    "joint_pos",
+    "joint_vel",
+    "actions",
+    "command",
+)
 """The observation blocks :class:`MujocoTwin` assembles from MuJoCo's state."""
 
 
@@ -126,6 +136,10 @@ class MujocoTwin:
         self._low, self._high = np.asarray(contract.action_low), np.asarray(contract.action_high)
         self.last_actions = np.zeros((num_worlds, contract.action_dim))
         self.commands = np.zeros((num_worlds, len(contract.commands)))
+        # The IMU as the env's: specific force from the site's velocity differenced over a control step.
+        self._imu = self.model.site(robot.imu_site).id
+        self._imu_velocity = np.zeros((num_worlds, 3))
+        self._imu_acc = np.zeros((num_worlds, 3))
 
     @property
     def num_worlds(self) -> int:
@@ -150,6 +164,22 @@ class MujocoTwin:
             d.qvel[3:6] = _quat_rotate_inv(quat, omega)
             d.qvel[self._qvel] = qd[6:]
             self._mujoco.mj_forward(self.model, d)
+        self._update_imu(reset=True)
+
+    def _site_frame(self, d) -> tuple[np.ndarray, np.ndarray]:
+        """The IMU site's world velocity [m/s] and its rotation matrix (site to world)."""
+        res = np.zeros(6)
+        self._mujoco.mj_objectVelocity(self.model, d, self._mujoco.mjtObj.mjOBJ_SITE, self._imu, res, 0)
+        return res[3:], d.site_xmat[self._imu].reshape(3, 3)
+
+    def _update_imu(self, reset: bool = False) -> None:
+        """The accelerometer's reading after a control step (at a reset: at rest, ``-g`` in the site's frame)."""
+        g = self.model.opt.gravity
+        for w, d in enumerate(self.data):
+            v, rot = self._site_frame(d)
+            a = np.zeros(3) if reset else (v - self._imu_velocity[w]) / self.contract.control_dt
+            self._imu_acc[w] = rot.T @ (a - g)
+            self._imu_velocity[w] = v
 
     def observe(self) -> np.ndarray:
         """(num_worlds, obs_dim) float32: the policy's observation, block by block as the contract lists them (no
@@ -163,6 +193,8 @@ class MujocoTwin:
             values = {
                 "base_lin_vel": _quat_rotate_inv(quat, v_com),
                 "base_ang_vel": omega_local,
+                "imu_ang_vel": self._site_frame(d)[1].T @ _quat_rotate(quat, omega_local),
+                "imu_lin_acc": self._imu_acc[w],
                 "projected_gravity": _quat_rotate_inv(quat, np.array([0.0, 0.0, -1.0])),
                 "joint_pos": d.qpos[self._qpos] - self._offset,
                 "joint_vel": d.qvel[self._qvel],
@@ -181,6 +213,7 @@ class MujocoTwin:
             for _ in range(self.decimation):
                 self._mujoco.mj_step(self.model, d)
         self.last_actions = actions
+        self._update_imu()
 
     def base_velocity_and_up(self) -> tuple[np.ndarray, np.ndarray]:
         """(num_worlds, 3) the base's centre-of-mass velocity in the base frame [m/s] (the ``base_lin_vel`` block)

@@ -103,6 +103,8 @@ class RobotModel:
     """Names of the foot collision geoms."""
     foot_friction: float
     """Friction coefficient of the foot geoms (mjlab's collision config)."""
+    imu_site: str
+    """Name of the MJCF site of the IMU (its gyro and accelerometer sensors' site)."""
     soft_joint_pos_limit_factor: float = 0.9
     """Fraction of each joint range mjlab's limit terms treat as soft limits (go1_constants.py:137,
     g1_constants.py:262)."""
@@ -211,6 +213,7 @@ GO1 = RobotModel(
     feet=tuple(f"{leg}_foot_collision" for leg in ("FR", "FL", "RR", "RL")),
     # FULL_COLLISION, go1_constants.py:116-126: feet friction (1, 5e-3, 5e-4); Newton takes the sliding one.
     foot_friction=1.0,
+    imu_site="imu",  # go1.xml:57, on the trunk
 )
 """Unitree Go1: 13 bodies, a free base and 12 hinges (18 DOFs), 12.7 kg."""
 
@@ -258,6 +261,7 @@ G1 = RobotModel(
     feet=tuple(f"{side}_foot{i}_collision" for side in ("left", "right") for i in range(1, 8)),
     # FULL_COLLISION, g1_constants.py:220-227: foot friction 0.6.
     foot_friction=0.6,
+    imu_site="imu_in_pelvis",  # g1.xml:69, on the pelvis (g1.xml:302-304: the IMU sensors' site)
 )
 """Unitree G1 (29 DOF): 30 bodies, a free base and 29 hinges (35 DOFs), 33.3 kg."""
 
