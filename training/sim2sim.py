@@ -254,7 +254,8 @@ def run(
 
     Raises:
         ValueError: One line for an ID MuJoCo cannot serve (no vendored robot, or an observation block without a
-            MuJoCo form), a policy file made for another task, or a bad count.
+            MuJoCo form), a policy file made for another task, a bad count, or ``steps`` beyond the time limit (the
+            env's episodes end there).
     """
     import steel_envs
     from steel_envs.deployment import contract_of
@@ -278,7 +279,10 @@ def run(
         contract = contract_of(env)
         act = load_policy_callable(policy, env, seed)  # an exported file's contract is checked against the env
         twin = MujocoTwin(robot, contract, num_worlds, type(env).physics_dt, cone=cone, impratio=impratio)
-        horizon = env.max_episode_steps if steps is None else int(steps)
+        limit = env.max_episode_steps
+        if steps is not None and not (isinstance(steps, int) and 1 <= steps <= limit):
+            raise ValueError(f"steps: expected an integer in [1, {limit}] (the task's time limit), got {steps!r}")
+        horizon = limit if steps is None else steps
         out = {"steel": _Figures(), "mujoco": _Figures()}
         for batch in range(-(-episodes // num_worlds)):
             obs, _ = env.reset(seed=seed + batch)
