@@ -335,7 +335,7 @@ class NewtonVectorEnv(SceneHooks, TaskHooks, gym.vector.VectorEnv):
         self._check_open()
         check_seed(seed)
         mask_t, world_options = check_reset_options(options, self.num_envs, self.torch_device, self)
-        self._set_reset_options(world_options)
+        self._set_reset_options(world_options, mask_t)
         if seed is None and not self._seeded:
             seed = int(np.random.SeedSequence().entropy % 2**31)
         if seed is not None:

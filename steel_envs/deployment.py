@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -154,20 +155,31 @@ class PolicyContract:
         """
         try:
             raw = _decode(json.loads(text))
+            if not isinstance(raw, dict):
+                raise TypeError(f"a JSON object expected, got {type(raw).__name__}")
             if int(raw.get("format", 0)) > CONTRACT_FORMAT:
                 raise ValueError(f"contract format {raw['format']} is newer than this reader's {CONTRACT_FORMAT}")
             obs = tuple(ObservationTerm(**{**o, **_tuples(o, "clip", "noise_std")}) for o in raw.pop("observations"))
             commands = tuple(CommandComponent(**c) for c in raw.pop("commands"))
             act = raw.pop("actuation")
             actuation = None if act is None else Actuation(**{k: tuple(v) for k, v in act.items()})
-            return cls(
+            contract = cls(
                 **{**raw, **_tuples(raw, "action_low", "action_high", "command_names")},
                 observations=obs,
                 commands=commands,
                 actuation=actuation,
             )
-        except (TypeError, KeyError, json.JSONDecodeError) as e:
+        except (TypeError, KeyError, AttributeError, ValueError, json.JSONDecodeError) as e:
             raise ValueError(f"not a steel-envs policy contract ({type(e).__name__}: {e})") from None
+        c = contract
+        sizes_ok = all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (c.obs_dim, c.action_dim))
+        if not (isinstance(c.env_id, str) and sizes_ok and isinstance(c.control_dt, (int, float))):
+            raise ValueError("not a steel-envs policy contract (env_id, obs_dim, action_dim or control_dt ill-typed)")
+        if not (math.isfinite(c.control_dt) and c.control_dt > 0):
+            raise ValueError(f"not a steel-envs policy contract (control_dt {c.control_dt!r} is not a positive time)")
+        if sum(o.size * o.history_length for o in c.observations) != c.obs_dim:
+            raise ValueError(f"not a steel-envs policy contract (its blocks do not add up to obs_dim {c.obs_dim})")
+        return contract
 
     def metadata(self) -> dict[str, str]:
         """The ONNX ``metadata_props`` of the contract: ``steel_envs.*`` keys and mjlab's (see the module doc)."""
@@ -209,6 +221,9 @@ class PolicyContract:
         theirs = None if other.actuation is None else other.actuation.joint_names
         if mine != theirs:
             raise ValueError(f"policy: {path} drives the joints {mine}, {other.env_id} drives {theirs}")
+        seen, given = [o.name for o in self.observations], [o.name for o in other.observations]
+        if seen != given:
+            raise ValueError(f"policy: {path} observes {seen}, {other.env_id} gives {given} (another obs_variant?)")
         if (self.obs_dim, self.action_dim) != (other.obs_dim, other.action_dim):
             raise ValueError(
                 f"policy: {path} maps {self.obs_dim} observations to {self.action_dim} actions; {other.env_id} has "
@@ -274,12 +289,15 @@ def read_contract(path: str | os.PathLike) -> PolicyContract:
     """
     path = os.fspath(path)
     if not os.path.isfile(path):
-        raise ValueError(f"policy: {path} does not exist")
+        raise ValueError(f"policy: {path} is not a file")
     text = None
-    if path.endswith(".onnx"):
+    if path.lower().endswith(".onnx"):
         import onnxruntime  # the train extra's, as for playing the file
 
-        session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        try:
+            session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        except Exception as e:  # onnxruntime raises its own classes (InvalidProtobuf, Fail, ...)
+            raise ValueError(f"policy: {path} is not a readable ONNX model ({type(e).__name__})") from None
         text = session.get_modelmeta().custom_metadata_map.get("steel_envs.contract")
     else:
         import torch
@@ -290,7 +308,11 @@ def read_contract(path: str | os.PathLike) -> PolicyContract:
         except RuntimeError:
             raise ValueError(f"policy: {path} is neither an .onnx nor a TorchScript file") from None
         if extra[EXPORT_METADATA]:
-            text = json.loads(extra[EXPORT_METADATA]).get("contract")
+            try:
+                record = json.loads(extra[EXPORT_METADATA])
+            except json.JSONDecodeError:
+                raise ValueError(f"policy: {path}'s {EXPORT_METADATA} is not JSON") from None
+            text = record.get("contract") if isinstance(record, dict) else None
     if text is None:
         raise ValueError(f"policy: {path} carries no deployment contract; export it again with steel-envs export")
     try:

@@ -257,9 +257,9 @@ class TaskHooks:
             ValueError: Naming ``options[name]`` and what was expected.
         """
 
-    def _set_reset_options(self, values: dict[str, torch.Tensor]) -> None:
+    def _set_reset_options(self, values: dict[str, torch.Tensor], mask: torch.Tensor | None) -> None:
         """Take the checked per-world reset options of an explicit ``reset`` (name -> (num_envs,) tensor; empty:
-        none) for the worlds it resets."""
+        none) for the worlds it resets: those of ``mask`` ((num_envs,) bool; None: all); the others keep none."""
 
     def _reset_task(self, world_mask: wp.array) -> None:
         """Reset the task's per-world buffers of the selected worlds."""

@@ -147,12 +147,40 @@ def _check_fits(path: str, env, trained_on: str | None, obs_dim: int | None, act
         )
 
 
+def _onnx_session(path: str):
+    """An onnxruntime session of ``path``; a file onnxruntime cannot read is refused in one line."""
+    import onnxruntime
+
+    try:
+        return onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    except Exception as e:  # onnxruntime raises its own classes (InvalidProtobuf, Fail, ...)
+        raise ValueError(f"policy: {path} is not a readable ONNX model ({type(e).__name__})") from None
+
+
+def _record(text: str, path: str) -> dict:
+    """The task record of an exported TorchScript file (its :data:`EXPORT_METADATA` extra file)."""
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError:
+        record = None
+    if not isinstance(record, dict):
+        raise ValueError(f"policy: {path}'s {EXPORT_METADATA} is not a JSON object")
+    return record
+
+
+def _contract(text: str, path: str) -> PolicyContract:
+    """The contract an exported file carries; a malformed one is refused in one line naming the file."""
+    try:
+        return PolicyContract.from_json(text)
+    except ValueError as e:
+        raise ValueError(f"policy: {path}: {e}") from None
+
+
 def _onnx_policy(path: str, env) -> Callable[[torch.Tensor], torch.Tensor]:
     """An exported ONNX policy, checked against ``env``: the task it records (``steel-envs export``) and its
     input and output sizes."""
-    import onnxruntime
 
-    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    session = _onnx_session(path)
     recorded = {
         key.removeprefix("steel_envs."): value
         for key, value in session.get_modelmeta().custom_metadata_map.items()
@@ -165,7 +193,7 @@ def _onnx_policy(path: str, env) -> Callable[[torch.Tensor], torch.Tensor]:
 
     _check_fits(path, env, recorded.get("env_id"), last(inputs.shape), last(outputs.shape))
     if "contract" in recorded:
-        PolicyContract.from_json(recorded["contract"]).check_fits(env, path)
+        _contract(recorded["contract"], path).check_fits(env, path)
     name = inputs.name
     return lambda obs: torch.from_numpy(session.run(None, {name: obs.cpu().numpy()})[0]).to(obs.device)
 
@@ -176,10 +204,10 @@ def _torchscript_policy(path: str, env) -> Callable[[torch.Tensor], torch.Tensor
     extra = {EXPORT_METADATA: ""}
     module = torch.jit.load(path, map_location=env.torch_device, _extra_files=extra)
     if extra[EXPORT_METADATA]:
-        recorded = json.loads(extra[EXPORT_METADATA])
+        recorded = _record(extra[EXPORT_METADATA], path)
         _check_fits(path, env, recorded["env_id"], int(recorded["obs_dim"]), int(recorded["action_dim"]))
         if "contract" in recorded:
-            PolicyContract.from_json(recorded["contract"]).check_fits(env, path)
+            _contract(recorded["contract"], path).check_fits(env, path)
         return lambda obs: module(obs)
     obs_dim = int(env.single_observation_space.shape[-1])
     try:
@@ -213,9 +241,7 @@ def check_trained_on(spec: str, env_id: str) -> None:
     if not os.path.isfile(spec):
         return
     if spec.endswith(".onnx"):
-        import onnxruntime
-
-        metadata = onnxruntime.InferenceSession(spec, providers=["CPUExecutionProvider"]).get_modelmeta()
+        metadata = _onnx_session(spec).get_modelmeta()
         trained_on = metadata.custom_metadata_map.get("steel_envs.env_id")
     elif _is_checkpoint(spec):
         with open(os.path.join(os.path.dirname(os.path.abspath(spec)), "train_args.json")) as f:
@@ -226,7 +252,7 @@ def check_trained_on(spec: str, env_id: str) -> None:
             torch.jit.load(spec, map_location="cpu", _extra_files=extra)
         except RuntimeError:  # not TorchScript: load_policy_callable says what it expected
             return
-        trained_on = json.loads(extra[EXPORT_METADATA]).get("env_id") if extra[EXPORT_METADATA] else None
+        trained_on = _record(extra[EXPORT_METADATA], spec).get("env_id") if extra[EXPORT_METADATA] else None
     if trained_on is not None and trained_on != env_id:
         raise ValueError(f"policy: {spec} was trained on {trained_on}, not {env_id}")
 
@@ -257,8 +283,11 @@ def load_policy_callable(spec: str, env, seed: int) -> Callable[[torch.Tensor], 
             env_id = env.spec.id if env.spec is not None else None
             loaded, helper_env = load_policy(spec, device=str(env.torch_device), expected_env_id=env_id)
             sizes = (int(helper_env.single_observation_space.shape[-1]), int(helper_env.action_dim))
+            seen, given = list(helper_env.observation_layout), list(env.observation_layout)
             helper_env.close()
             _check_fits(spec, env, None, *sizes)  # the same ID with other config fields (e.g. observations)
+            if seen != given:
+                raise ValueError(f"policy: {spec} observes {seen}, {env_id} gives {given} (another obs_variant?)")
             return loaded.policy
         return _torchscript_policy(spec, env)
     if ":" in spec:

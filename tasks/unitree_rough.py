@@ -186,9 +186,12 @@ class RoughVelocityTask:
         if values.dtype.is_floating_point or not bool(((values >= 0) & (values <= top)).all()):
             raise ValueError(f"options['terrain_level']: expected integer levels in [0, {top}], got {values.tolist()}")
 
-    def _set_reset_options(self, values: dict[str, torch.Tensor]) -> None:
+    def _set_reset_options(self, values: dict[str, torch.Tensor], mask: torch.Tensor | None) -> None:
         if "terrain_level" in values:
-            self._forced_level.assign(values["terrain_level"].to(torch.int32).cpu().numpy())
+            levels = values["terrain_level"].to(torch.int32).cpu().numpy()
+            if mask is not None:  # a world this reset leaves alone takes no level (its next reset is its own)
+                levels = np.where(mask.cpu().numpy(), levels, -1).astype(np.int32)
+            self._forced_level.assign(levels)
 
     def _setup_task(self) -> None:
         super()._setup_task()

@@ -101,3 +101,23 @@ def test_clipped_exports_clip_and_mismatched_or_bare_files_are_refused(tmp_path)
             else:
                 load_policy_callable(path, env, 0)
         assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_contracts_of_another_observation_or_malformed_are_refused_in_one_line(tmp_path) -> None:
+    """A policy of another ``obs_variant`` (same sizes: the imu variant's 48 values) is refused by its blocks' names;
+    a file whose contract is not a contract object, or is not ONNX at all, gives one line naming the file."""
+    imu = contract_of(make(GO1_ID, 1, obs_variant="imu"))
+    with pytest.raises(ValueError, match=r"^policy: x.onnx observes \['imu_ang_vel', .* \(another obs_variant\?\)$"):
+        imu.check_fits(make(GO1_ID, 1), "x.onnx")
+    model = onnx.load(export(reference_checkpoint(CARTPOLE), out=str(tmp_path / "plain.onnx")))
+    for name, text in (("list", "[]"), ("nan_dt", imu.to_json().replace('"control_dt": 0.02', '"control_dt": "nan"'))):
+        del model.metadata_props[:]
+        model.metadata_props.add(key="steel_envs.contract", value=text)
+        path = str(tmp_path / f"{name}.onnx")
+        onnx.save(model, path)
+        with pytest.raises(ValueError, match=rf"^policy: {path}: not a steel-envs policy contract") as err:
+            read_contract(path)
+        assert "\n" not in str(err.value)
+    (tmp_path / "garbage.onnx").write_bytes(b"not protobuf")
+    with pytest.raises(ValueError, match=r"garbage.onnx is not a readable ONNX model"):
+        read_contract(str(tmp_path / "garbage.onnx"))

@@ -196,6 +196,12 @@ def test_reset_puts_the_worlds_on_the_levels_asked_for_in_one_process_and_sharde
         x = one.state_0.body_q.numpy().reshape(4, -1, 7)[:, 0, 0]
         np.testing.assert_allclose(x, x_of_level[levels], atol=1e-4)
         np.testing.assert_array_equal(one.term_state.terrain_level.numpy(), levels)
+        # A world a masked reset leaves alone takes no level from it: its next reset is its own.
+        only_first = np.array([True, False, False, False])
+        one.reset(options={"terrain_level": torch.tensor([0, 9, 9, 9]), "reset_mask": only_first})
+        one.reset(options={"reset_mask": ~only_first})
+        after = one.term_state.terrain_level.numpy()
+        assert after[0] == 0 and not (after[1:] == 9).all(), after
     finally:
         one.close()
         two.close()

@@ -19,6 +19,8 @@ frame origin's linear velocity in the world frame and the angular velocity in th
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -86,8 +88,8 @@ class MujocoTwin:
 
         if cone not in ("elliptic", "pyramidal"):
             raise ValueError(f"cone: expected 'elliptic' or 'pyramidal', got {cone!r}")
-        if not impratio >= 1.0:
-            raise ValueError(f"impratio: expected a number >= 1, got {impratio!r}")
+        if not (impratio >= 1.0 and math.isfinite(impratio)):
+            raise ValueError(f"impratio: expected a finite number >= 1, got {impratio!r}")
 
         a = contract.actuation
         if a is None or tuple(a.joint_names) != tuple(robot.joints):
@@ -267,9 +269,11 @@ def run(
     robot = getattr(task, "robot", None)
     if robot is None:
         raise ValueError(f"env_id: {env_id} has no vendored robot MuJoCo can load")
+    variant = _obs_variant(policy)
     env = steel_envs.make_vec(
         env_id,
         num_worlds,
+        **({} if variant is None else {"obs_variant": variant}),
         randomize=False,
         command_resample_time=(1.0e6, 1.0e6),
         rel_heading_envs=0.0,
@@ -325,6 +329,27 @@ def _batch(env, obs: torch.Tensor, twin: MujocoTwin, act, horizon: int) -> dict[
         if all(s.fell.all() for s in sims.values()):
             break
     return sims
+
+
+def _obs_variant(policy: str) -> str | None:
+    """The ``obs_variant`` a policy file was trained with: a checkpoint's run (``train_args.json``), an exported
+    file's contract (by its blocks); None for named policies and files that say nothing (the task's default)."""
+    import json
+    import os
+
+    from steel_envs.deployment import read_contract
+
+    if not os.path.isfile(policy):
+        return None
+    args = os.path.join(os.path.dirname(os.path.abspath(policy)), "train_args.json")
+    if os.path.isfile(args) and not os.path.basename(policy).startswith("policy"):
+        with open(args) as f:
+            return json.load(f).get("env", {}).get("obs_variant")
+    try:
+        names = {o.name for o in read_contract(policy).observations}
+    except ValueError:
+        return None  # load_policy_callable says what is wrong with the file
+    return "imu" if "imu_lin_acc" in names else "mjlab" if "base_lin_vel" in names else "no_base_lin_vel"
 
 
 def _mujoco_version() -> str:
@@ -404,7 +429,11 @@ def main(argv: list[str] | None = None) -> int:
         "and commands, without randomization: each simulator's tracking error, fall rate (tilt beyond 70 degrees) "
         "and episode length, with 95 % bootstrap intervals. The deployment guide says how MuJoCo is set up.",
     )
-    p.add_argument("policy", help="reference[:<seed>], a train checkpoint, or an exported .onnx / TorchScript file")
+    p.add_argument(
+        "policy",
+        help="reference[:<seed>], zero, random (its draws differ between the simulators), a train checkpoint, or an "
+        "exported .onnx / TorchScript file; the env takes the obs_variant the policy was trained with",
+    )
     p.add_argument("--env", required=True, help="a Go1/G1 velocity ID, e.g. steel_envs/Go1Velocity-v0")
     p.add_argument("--episodes", type=int, default=16, help="episodes in each simulator")
     p.add_argument("--worlds", type=int, default=8, help="episodes run at once in each simulator")
