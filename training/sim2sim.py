@@ -187,13 +187,12 @@ class MujocoTwin:
         """(num_worlds, obs_dim) float32: the policy's observation, block by block as the contract lists them (no
         noise: the deployment check runs without randomization)."""
         out = np.zeros((self.num_worlds, self.contract.obs_dim), np.float32)
+        v_base, _ = self.base_velocity_and_up()
         for w, d in enumerate(self.data):
             quat = d.qpos[3:7]
             omega_local = d.qvel[3:6]
-            lever = d.xipos[self._base] - d.xpos[self._base]
-            v_com = d.qvel[:3] + np.cross(_quat_rotate(quat, omega_local), lever)
             values = {
-                "base_lin_vel": _quat_rotate_inv(quat, v_com),
+                "base_lin_vel": v_base[w],
                 "base_ang_vel": omega_local,
                 "imu_ang_vel": self._site_frame(d)[1].T @ _quat_rotate(quat, omega_local),
                 "imu_lin_acc": self._imu_acc[w],
