@@ -19,8 +19,9 @@ from steel_envs.envs.terrain import TerrainScene
 
 from steel_envs import kernels
 from steel_envs.assets import G1, GO1, RobotModel
+from steel_envs.components.actuators import ACTUATOR_MODELS, ExplicitActuators
 from steel_envs.deployment import Actuation
-from steel_envs.ranges import at_least, declare, positive
+from steel_envs.ranges import at_least, between, declare, positive
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.spec import InitialStateSpec, TaskConfig
 from steel_envs.vector_env import SteelVectorEnv
@@ -41,10 +42,29 @@ class UnitreeSceneConfig(TaskConfig):
     """A factor on mjlab's per-joint action scale: action 1 is mjlab's action ``action_scale``. mjlab does not clip
     its actions; this action box is [-1, 1]."""
 
+    actuator: str = "pd"
+    """The actuator model (:data:`steel_envs.components.actuators.ACTUATOR_MODELS`): ``"pd"``, SolverSteel's implicit
+    PD drive rows; ``"delayed_pd"``, an explicit PD law on targets delayed by ``actuator_delay``; ``"dc_motor"``, an
+    explicit PD law clamped by the motor's torque-speed line (stall torque = the effort limit, no-load speed = the
+    velocity limit). The explicit models compute ``control.joint_f`` with :mod:`newton.actuators` every physics step."""
+    actuator_delay: tuple[int, int] = (0, 4)
+    """(low, high) delay of ``actuator="delayed_pd"`` [physics steps of 5 ms], drawn per world at each reset
+    (ours: 0-20 ms, the range of Isaac Lab's delayed actuators in physics steps)."""
+
     field_ranges = declare(
         joint_noise=at_least(0.0, "a noise half-width [rad]"),
         action_scale=positive("a factor on the per-joint action scale; a negative one reverses the actions"),
+        actuator_delay=between(0, 64, "physics steps of delay", integer=True),
     )
+
+    def __post_init__(self) -> None:
+        if self.actuator not in ACTUATOR_MODELS:
+            raise ValueError(f"actuator: expected one of {ACTUATOR_MODELS}, got {self.actuator!r}")
+        super().__post_init__()  # each delay's range
+        delay = self.actuator_delay
+        if not (isinstance(delay, (tuple, list)) and len(delay) == 2 and delay[0] <= delay[1]):
+            raise ValueError(f"actuator_delay: expected (low, high) physics steps with low <= high, got {delay!r}")
+        self.actuator_delay = (int(delay[0]), int(delay[1]))
 
 
 class UnitreeScene(SteelVectorEnv):
@@ -83,8 +103,14 @@ class UnitreeScene(SteelVectorEnv):
         mjlab's ``FULL_COLLISION`` collides the robot's own capsules too; here the overlapping capsules of
         neighbouring links keep contacts within their gaps in every step (a standing Go1: 114 contacts and 322
         constraint rows per world with them, 42 and 122 without), so the scenes leave them out, as QuadrupedScene does.
+
+        With an explicit actuator model (``config.actuator``) the joints' drive gains are zero: no drive rows, the
+        efforts come from :class:`steel_envs.components.actuators.ExplicitActuators`.
         """
-        self.robot.add_to(builder, enable_self_collisions=False)
+        dofs = self.robot.add_to(builder, enable_self_collisions=False)
+        if self.config.actuator != "pd":
+            for dof in dofs:
+                builder.joint_target_ke[dof] = builder.joint_target_kd[dof] = 0.0
 
     def initial_state(self) -> InitialStateSpec:
         """Base at ``spawn_height`` upright, joints at the standing pose +- ``joint_noise``, at rest."""
@@ -100,14 +126,46 @@ class UnitreeScene(SteelVectorEnv):
         self._action_scale = wp.array(
             self.config.action_scale * self.robot.action_scale, dtype=wp.float32, device=self.wp_device
         )
+        self.actuators = None
+        if self.config.actuator != "pd":
+            r, joints = self.robot, np.arange(len(self.robot.joints))
+            self.actuators = ExplicitActuators(
+                self,
+                self.config.actuator,
+                dofs=ROOT_DOFS + joints,
+                coords=ROOT_COORDS + joints,
+                stiffness=r.stiffness,
+                damping=r.damping,
+                effort_limit=r.effort_limit,
+                velocity_limit=r.velocity_limit,
+                delay=self.config.actuator_delay,
+            )
 
     def _apply_actions(self) -> None:
         kernels.apply_joint_position_targets(self, self._standing_pose, self._action_scale, ROOT_COORDS)
+        if self.actuators is not None:
+            self.actuators.refresh_gains()
+
+    def _before_substep(self, state: newton.State) -> None:
+        super()._before_substep(state)
+        if self.actuators is not None:
+            self.actuators.step(state, self.physics_dt)
+
+    def _reset_physics_state(self, world_mask: wp.array) -> None:
+        self._place_robots(world_mask)
+        if self.actuators is not None:
+            self.actuators.reset(world_mask)
+
+    def _place_robots(self, world_mask: wp.array) -> None:
+        """Write the initial state of the selected worlds and clear their solver history (the backend's; rough
+        scenes place the robots on the terrain)."""
+        super()._reset_physics_state(world_mask)
 
     def deployment_actuation(self) -> Actuation:
         """The robot's joints in action order with mjlab's gains and limits, the standing pose and the per-joint
         action scale times ``config.action_scale`` (the observation's joint blocks use the same order)."""
-        r = self.robot
+        r, c = self.robot, self.config
+        delay = tuple(d * self.physics_dt for d in c.actuator_delay) if c.actuator == "delayed_pd" else (0.0, 0.0)
 
         def values(a: np.ndarray) -> tuple[float, ...]:
             return tuple(float(x) for x in a)
@@ -122,6 +180,8 @@ class UnitreeScene(SteelVectorEnv):
             velocity_limit=values(r.velocity_limit),
             action_scale=values(self.config.action_scale * r.action_scale),
             action_offset=values(r.standing_pose),
+            actuator=self.config.actuator,
+            actuator_delay=delay,
         )
 
 

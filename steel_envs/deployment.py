@@ -87,7 +87,7 @@ class CommandComponent:
 class Actuation:
     """How the actions drive the robot's joints: joint position targets tracked by PD drives,
     ``target_j = action_offset_j + action_scale_j * action_j`` [rad], torque ``stiffness_j * (target_j - q_j) -
-    damping_j * qd_j`` clamped at ``effort_limit_j``."""
+    damping_j * qd_j`` clamped at ``effort_limit_j`` (``actuator`` says how the simulation applied it)."""
 
     joint_names: tuple[str, ...]
     """The joints the actions drive, in action order (the MJCF's names)."""
@@ -107,6 +107,12 @@ class Actuation:
     """Target offset per unit action [rad], action order."""
     action_offset: tuple[float, ...]
     """Target at action 0 [rad], action order (the standing pose)."""
+    actuator: str = "pd"
+    """The actuator model the policy was trained with (:data:`steel_envs.components.actuators.ACTUATOR_MODELS`):
+    ``"pd"`` (the simulator's implicit drive), ``"delayed_pd"`` (targets delayed by ``actuator_delay``), ``"dc_motor"``
+    (effort clamped by the torque-speed line from ``effort_limit`` at rest to 0 at ``velocity_limit``)."""
+    actuator_delay: tuple[float, float] = (0.0, 0.0)
+    """(low, high) delay of the targets [s], drawn per episode (``"delayed_pd"``)."""
 
 
 @dataclass(frozen=True)
@@ -162,7 +168,7 @@ class PolicyContract:
             obs = tuple(ObservationTerm(**{**o, **_tuples(o, "clip", "noise_std")}) for o in raw.pop("observations"))
             commands = tuple(CommandComponent(**c) for c in raw.pop("commands"))
             act = raw.pop("actuation")
-            actuation = None if act is None else Actuation(**{k: tuple(v) for k, v in act.items()})
+            actuation = None if act is None else Actuation(**{k: _tuple_or_str(v) for k, v in act.items()})
             contract = cls(
                 **{**raw, **_tuples(raw, "action_low", "action_high", "command_names")},
                 observations=obs,
@@ -353,3 +359,7 @@ def _decode(x: Any) -> Any:
 
 def _tuples(raw: Mapping[str, Any], *names: str) -> dict[str, tuple]:
     return {n: tuple(raw[n]) for n in names}
+
+
+def _tuple_or_str(value: Any) -> tuple | str:
+    return value if isinstance(value, str) else tuple(value)

@@ -203,7 +203,7 @@ class RoughVelocityTask:
         self._terrain_spawn = wp.array(t.spawn, dtype=wp.vec3)
         self._terrain_cumulative = wp.array(np.cumsum(c.terrain_proportions), dtype=wp.float32)
 
-    def _reset_physics_state(self, world_mask: wp.array) -> None:
+    def _place_robots(self, world_mask: wp.array) -> None:
         c, s = self.config, self.term_state
         self.launch_per_world(
             update_terrain_levels,
