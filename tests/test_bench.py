@@ -76,6 +76,29 @@ def test_ratio_table_divides_by_the_faster_peer():
     assert ratio_table(rows[:2]) == ""
 
 
+def test_the_same_robot_in_mujoco_is_a_peer_of_the_unitree_ids():
+    """Go1Velocity-v0's MuJoCo peer steps as many worlds of the same MJCF (env-steps x 4 substeps = its MuJoCo
+    steps), and the ratio table sets one process against one thread and K shards against K threads at the same
+    world count."""
+    pytest.importorskip("mujoco")
+    from steel_envs.training.benchmarks.bench import BenchRow, mujoco_robot_peer, ratio_table
+
+    go1 = "steel_envs/Go1Velocity-v0"
+    row = mujoco_robot_peer(go1, 3, 4, 1)
+    assert row.kind == "mujoco-1" and row.num_envs == 3 and row.env_steps_per_s > 0
+    assert row.physics_steps_per_s == pytest.approx(4 * row.env_steps_per_s)
+    rows = [
+        BenchRow(go1, "steel-envs", 64, 1000.0),
+        BenchRow(go1, "sharded-2", 64, 1500.0),
+        BenchRow(go1, "mujoco-1", 64, 4000.0),
+        BenchRow(go1, "mujoco-2", 64, 6000.0),
+        BenchRow(go1, "mujoco-1", 128, 1.0),
+    ]
+    lines = ratio_table(rows).splitlines()
+    assert lines[1].endswith("0.25x") and "1 thread" in lines[1]
+    assert lines[2].endswith("0.25x") and "2 thread" in lines[2]
+
+
 def test_reference_reports_the_machine_speed_by_the_mujoco_peer(monkeypatch):
     """The reference report's ``machine_speed`` is the median of its runs of Gymnasium's Ant-v5 (a program that is
     not ours, so that a wall-time budget's env-steps can be compared across machines), and None without mujoco."""

@@ -13,11 +13,16 @@ Peers, each on the same cores in the same run:
 - ``sharded-K``: the same ID split over K CPU processes (``--shards K``, :class:`steel_envs.ShardedVectorEnv`);
 - ``gymnasium-sync`` / ``gymnasium-async``: Gymnasium's MuJoCo ``Ant-v5`` / ``Humanoid-v5`` (MuJoCo's C engine),
   ``SyncVectorEnv`` with 8 envs and ``AsyncVectorEnv`` with one env per core, random actions (extra ``bench``;
-  skipped with a message when ``mujoco`` is not installed).
+  skipped with a message when ``mujoco`` is not installed);
+- ``mujoco-1`` / ``mujoco-K``: the same robot in MuJoCo for the Unitree IDs (the MJCF and the contract's gains,
+  as ``steel-envs sim2sim`` builds it: :class:`steel_envs.training.sim2sim.MujocoTwin`), as many worlds, the same
+  physics dt and substeps, random joint targets held for a control step, stepped by ``mujoco.rollout`` on 1 and on
+  K threads (one per core): physics only, no observation or reward (extra ``bench``).
 
 With ``--repeats R`` every measurement runs R times (one after the other) and each row is the median run, its
 runs' env-steps/s in ``notes["runs"]``. Where an ID has a MuJoCo peer, a closing table gives its ratios: one process
-(``steel-envs``) and all cores (``sharded-K``) against the faster of the two Gymnasium peers.
+(``steel-envs``) and all cores (``sharded-K``) against the faster of the two Gymnasium peers, or against the same
+robot in MuJoCo on one thread and on all cores.
 
 Writes a JSON file with every figure and a PNG plot (env-steps/s vs worlds, peers as lines), and prints a table.
 With ``--profile``, also each ID's per-kernel and per-phase profile (``steel_envs.training.benchmarks.profile``).
@@ -42,6 +47,13 @@ import warp as wp
 __all__ = ["BenchRow", "bench", "gymnasium_peer", "main", "plot", "ratio_table", "row_record", "table"]
 
 _MUJOCO_PEERS = {"steel_envs/AntRun-v0": "Ant-v5", "steel_envs/HumanoidRun-v0": "Humanoid-v5"}
+_SAME_ROBOT_PEERS = {
+    "steel_envs/Go1Velocity-v0": "GO1",
+    "steel_envs/G1Velocity-v0": "G1",
+    "steel_envs/Go1VelocityRough-v0": "GO1",
+    "steel_envs/G1VelocityRough-v0": "G1",
+}
+"""IDs whose robot :func:`mujoco_robot_peer` builds in MuJoCo (its MJCF; MuJoCo's is on flat ground for all four)."""
 
 
 @dataclass
@@ -50,7 +62,8 @@ class BenchRow:
 
     env_id: str
     kind: str
-    """``steel-envs``, ``bare``, ``featherstone``, ``gymnasium-sync`` or ``gymnasium-async``."""
+    """``steel-envs``, ``bare``, ``featherstone``, ``sharded-K``, ``gymnasium-sync``, ``gymnasium-async``,
+    ``mujoco-T`` (T threads)."""
     num_envs: int
     env_steps_per_s: float
     physics_steps_per_s: float = float("nan")
@@ -254,6 +267,64 @@ def gymnasium_peer(gym_id: str, mode: str, num_envs: int, steps: int) -> BenchRo
     return BenchRow(env_id=gym_id, kind=f"gymnasium-{mode}", num_envs=num_envs, env_steps_per_s=num_envs / per_step)
 
 
+def mujoco_robot_peer(env_id: str, num_envs: int, steps: int, threads: int) -> BenchRow:
+    """Time the robot of a Unitree ID in MuJoCo: ``num_envs`` worlds built by
+    :class:`steel_envs.training.sim2sim.MujocoTwin` from the MJCF and the env's contract (PD actuators with its gains
+    and limits, its physics dt), started from the env's reset state, ``steps`` control steps of seeded random joint
+    targets (``offset + scale * U(-1, 1)``, held for ``decimation`` MuJoCo steps) by ``mujoco.rollout`` on
+    ``threads`` threads, after one untimed rollout of 5 steps (its thread pool's start).
+
+    Returns:
+        The row, kind ``mujoco-<threads>``, with ``env_steps_per_s`` [env-steps/s] and ``physics_steps_per_s``.
+
+    Raises:
+        ImportError: Without ``mujoco`` (extra ``bench``).
+        KeyError: If the ID has no MuJoCo robot (:data:`_SAME_ROBOT_PEERS`).
+    """
+    import mujoco
+    from mujoco import rollout
+
+    import steel_envs
+    from steel_envs import assets
+    from steel_envs.deployment import contract_of
+    from steel_envs.training.sim2sim import MujocoTwin
+
+    robot = getattr(assets, _SAME_ROBOT_PEERS[env_id])
+    env = steel_envs.make_vec(env_id, num_envs=1, device="cpu", randomize=False)
+    env.reset(seed=0)
+    contract = contract_of(env)
+    twin = MujocoTwin(robot, contract, num_worlds=threads, physics_dt=float(env.physics_dt))
+    # One MjData per thread (rollout's); every world starts from the env's reset state.
+    twin.set_state(
+        np.repeat(env.state_0.joint_q.numpy()[None], threads, 0),
+        np.repeat(env.state_0.joint_qd.numpy()[None], threads, 0),
+        env.model.body_com.numpy()[0],
+    )
+    env.close()
+    model, data = twin.model, twin.data
+    state = np.zeros(mujoco.mj_stateSize(model, mujoco.mjtState.mjSTATE_FULLPHYSICS))
+    mujoco.mj_getState(model, data[0], state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    initial = np.repeat(state[None], num_envs, 0)
+    a = contract.actuation
+    rng = np.random.default_rng(0)
+    actions = rng.uniform(-1.0, 1.0, (num_envs, steps, contract.action_dim))
+    targets = np.asarray(a.action_offset) + np.asarray(a.action_scale) * actions
+    control = np.repeat(targets, twin.decimation, axis=1)  # held for a control step
+    with rollout.Rollout(nthread=threads) as pool:
+        pool.rollout(model, data, initial, control[:, : 5 * twin.decimation])
+        t = time.perf_counter()
+        pool.rollout(model, data, initial, control)
+        seconds = time.perf_counter() - t
+    return BenchRow(
+        env_id=env_id,
+        kind=f"mujoco-{threads}",
+        num_envs=num_envs,
+        env_steps_per_s=num_envs * steps / seconds,
+        physics_steps_per_s=num_envs * steps * twin.decimation / seconds,
+        notes={"mujoco": mujoco.__version__, "cone": "elliptic", "impratio": 10.0},
+    )
+
+
 def _median_runs(repeats: int, measure: Callable[..., BenchRow | list[BenchRow]], *args) -> list[BenchRow]:
     """Run ``measure(*args)`` ``repeats`` times; per row position, the run with the median env-steps/s, every run's
     figure in its ``notes["runs"]``."""
@@ -290,6 +361,16 @@ def bench(
             rows += _median_runs(repeats, _measure_env, env_id, n, steps, device, featherstone)
             if shards > 1 and n >= shards:
                 rows += _median_runs(repeats, _measure_sharded, env_id, n, shards, steps)
+        if peers and env_id in _SAME_ROBOT_PEERS:
+            try:
+                import mujoco  # noqa: F401
+            except ImportError:
+                progress(f"skipping the MuJoCo peer of {env_id}: mujoco is not installed (pip install -e '.[bench]')")
+                continue
+            for n in world_counts:
+                for threads in sorted({1, os.cpu_count() or 1}):
+                    progress(f"MuJoCo {env_id} x {n} on {threads} thread(s)")
+                    rows += _median_runs(repeats, mujoco_robot_peer, env_id, n, steps, threads)
         gym_id = _MUJOCO_PEERS.get(env_id)
         if not peers or gym_id is None:
             continue
@@ -321,6 +402,18 @@ def ratio_table(rows: list[BenchRow]) -> str:
                     f"{gym_id} {peer.kind[10:]} x {peer.num_envs}: {peer.env_steps_per_s:10,.0f}   "
                     f"{r.env_steps_per_s / peer.env_steps_per_s:5.2f}x"
                 )
+    for r in rows:
+        if r.env_id not in _SAME_ROBOT_PEERS or not (r.kind == "steel-envs" or r.kind.startswith("sharded")):
+            continue
+        threads = 1 if r.kind == "steel-envs" else int(r.kind.split("-")[1])
+        same = (p for p in rows if p.env_id == r.env_id and p.kind == f"mujoco-{threads}" and p.num_envs == r.num_envs)
+        peer = next(same, None)
+        if peer is not None:
+            lines.append(
+                f"{r.env_id.split('/')[-1]:18s} {r.kind:12s} {r.num_envs:6d} {r.env_steps_per_s:12,.0f}   "
+                f"same robot, MuJoCo on {threads} thread(s): {peer.env_steps_per_s:10,.0f}   "
+                f"{r.env_steps_per_s / peer.env_steps_per_s:5.2f}x"
+            )
     return "\n".join(["ratio against the faster MuJoCo peer:", *lines]) if lines else ""
 
 
