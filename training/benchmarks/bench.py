@@ -283,11 +283,11 @@ def mujoco_robot_peer(env_id: str, num_envs: int, steps: int, threads: int) -> B
     """
     import mujoco
     from mujoco import rollout
+    from steel_envs.training.sim2sim import MujocoTwin
 
     import steel_envs
     from steel_envs import assets
     from steel_envs.deployment import contract_of
-    from steel_envs.training.sim2sim import MujocoTwin
 
     robot = getattr(assets, _SAME_ROBOT_PEERS[env_id])
     env = steel_envs.make_vec(env_id, num_envs=1, device="cpu", randomize=False)
@@ -363,7 +363,7 @@ def bench(
                 rows += _median_runs(repeats, _measure_sharded, env_id, n, shards, steps)
         if peers and env_id in _SAME_ROBOT_PEERS:
             try:
-                import mujoco  # noqa: F401
+                import mujoco
             except ImportError:
                 progress(f"skipping the MuJoCo peer of {env_id}: mujoco is not installed (pip install -e '.[bench]')")
                 continue
