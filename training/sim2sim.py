@@ -227,6 +227,12 @@ class MujocoTwin:
             up.append(_quat_rotate(quat, np.array([0.0, 0.0, 1.0]))[2])
         return np.array(v), np.array(up)
 
+    def joint_q(self, world: int) -> np.ndarray:
+        """(7 + joints,) world ``world``'s state in Newton's coordinates: base position [m], quaternion (x, y, z, w),
+        joint angles [rad] in action order (the inverse of :meth:`set_state`'s mapping)."""
+        q = self.data[world].qpos
+        return np.concatenate([q[:3], q[4:7], q[3:4], q[self._qpos]])
+
     def base_pose(self) -> tuple[np.ndarray, np.ndarray]:
         """(num_worlds, 3) base positions [m] and (num_worlds,) up-axis z components (1: upright)."""
         pos = np.array([d.qpos[:3] for d in self.data])
@@ -244,6 +250,7 @@ def run(
     seed: int = 0,
     cone: str = "elliptic",
     impratio: float = 10.0,
+    video: str | None = None,
 ) -> dict:
     """Run ``policy`` on ``env_id``'s robot in SolverSteel and in MuJoCo side by side and return both simulators'
     figures: per episode, the tracking error (RMS over its steps of ``|cmd_xy - v_xy|``, base frame [m/s]), whether
@@ -252,6 +259,10 @@ def run(
     Both start each batch of ``num_worlds`` episodes from the same state (the env's reset with seed ``seed + k``),
     follow the same commands (the env's draws, constant over an episode: no resampling, no heading mode) without
     randomization, and run ``steps`` control steps (default: the task's time limit) or until the robot falls.
+
+    ``video`` (a .mp4 or .gif path): the first episode, SolverSteel on the left and MuJoCo on the right, both drawn
+    by the env's renderer (the MuJoCo state is copied into a render-only env of the same ID each frame), so the two
+    halves differ only by the simulation.
 
     Raises:
         ValueError: One line for an ID MuJoCo cannot serve (no vendored robot, or an observation block without a
@@ -269,15 +280,19 @@ def run(
     if robot is None:
         raise ValueError(f"env_id: {env_id} has no vendored robot MuJoCo can load")
     variant = _obs_variant(policy)
+    kwargs = {} if variant is None else {"obs_variant": variant}
+    render = {"render_mode": "rgb_array", "render_num_worlds": 1} if video is not None else {}
     env = steel_envs.make_vec(
         env_id,
         num_worlds,
-        **({} if variant is None else {"obs_variant": variant}),
+        **kwargs,
+        **render,
         randomize=False,
         command_resample_time=(1.0e6, 1.0e6),
         rel_heading_envs=0.0,
         autoreset_mode="Disabled",
     )
+    viz = steel_envs.make_vec(env_id, 1, **kwargs, **render, randomize=False) if video is not None else None
     try:
         contract = contract_of(env)
         act = load_policy_callable(policy, env, seed)  # an exported file's contract is checked against the env
@@ -287,10 +302,15 @@ def run(
             raise ValueError(f"steps: expected an integer in [1, {limit}] (the task's time limit), got {steps!r}")
         horizon = limit if steps is None else steps
         out = {"steel": _Figures(), "mujoco": _Figures()}
+        frames: list[np.ndarray] | None = [] if viz is not None else None
         for batch in range(-(-episodes // num_worlds)):
             obs, _ = env.reset(seed=seed + batch)
-            for name, s in _batch(env, obs, twin, act, horizon).items():
+            for name, s in _batch(env, obs, twin, act, horizon, viz if batch == 0 else None, frames).items():
                 out[name].add(s, episodes - batch * num_worlds)
+        if video is not None:
+            from steel_envs.rendering import write_video
+
+            write_video(frames, video, fps=1.0 / float(env.control_dt))
         return {
             "env_id": env_id,
             "policy": policy,
@@ -301,12 +321,17 @@ def run(
         }
     finally:
         env.close()
+        if viz is not None:
+            viz.close()
 
 
-def _batch(env, obs: torch.Tensor, twin: MujocoTwin, act, horizon: int) -> dict[str, _Episodes]:
+def _batch(
+    env, obs: torch.Tensor, twin: MujocoTwin, act, horizon: int, viz=None, frames: list | None = None
+) -> dict[str, _Episodes]:
     """One batch of episodes from the env's reset state (``obs`` its first observation), in both simulators: the
     twin starts from the env's state and commands; both run ``act`` up to ``horizon`` steps or until every robot
-    fell in both."""
+    fell in both. With ``viz`` (a 1-world env with rendering), world 0's frames of both, side by side, are appended
+    to ``frames``."""
     n = env.num_envs
     com = env.model.body_com.numpy()[0]
     twin.set_state(env.state_0.joint_q.numpy().reshape(n, -1), env.state_0.joint_qd.numpy().reshape(n, -1), com)
@@ -315,12 +340,16 @@ def _batch(env, obs: torch.Tensor, twin: MujocoTwin, act, horizon: int) -> dict[
     sims = {"steel": _Episodes(n, twin.commands), "mujoco": _Episodes(n, twin.commands)}
     tilt = float(env.config.max_tilt_cos)
     mj_obs = torch.from_numpy(twin.observe())
+    if viz is not None:
+        frames.append(_side_by_side(env, twin, viz))
     for _ in range(horizon):
         with torch.inference_mode():
             a_steel, a_mj = act(obs), act(mj_obs)
         obs, *_ = env.step(a_steel)
         twin.step(a_mj.numpy())
         mj_obs = torch.from_numpy(twin.observe())
+        if viz is not None:
+            frames.append(_side_by_side(env, twin, viz))
         sims["steel"].record(*_steel_base(env, n))
         sims["mujoco"].record(*twin.base_velocity_and_up())
         for s in sims.values():
@@ -328,6 +357,25 @@ def _batch(env, obs: torch.Tensor, twin: MujocoTwin, act, horizon: int) -> dict[
         if all(s.fell.all() for s in sims.values()):
             break
     return sims
+
+
+def _side_by_side(env, twin: MujocoTwin, viz) -> np.ndarray:
+    """(H, 2W, 3) uint8: the env's world 0 (left) and the twin's world 0 drawn by ``viz`` (right), each labelled."""
+    import newton
+
+    viz.state_0.joint_q.assign(twin.joint_q(0).astype(np.float32))
+    newton.eval_fk(viz.model, viz.state_0.joint_q, viz.state_0.joint_qd, viz.state_0)
+    halves = [np.ascontiguousarray(env.render()), np.ascontiguousarray(viz.render())]
+    try:
+        from PIL import Image, ImageDraw
+
+        for i, label in enumerate(("SolverSteel", f"MuJoCo {_mujoco_version()}")):
+            image = Image.fromarray(halves[i])
+            ImageDraw.Draw(image).text((8, 8), label, fill=(255, 255, 255))
+            halves[i] = np.asarray(image)
+    except ImportError:  # labels need Pillow (extra video); the halves' order is documented
+        pass
+    return np.concatenate(halves, axis=1)
 
 
 def _obs_variant(policy: str) -> str | None:
@@ -415,7 +463,8 @@ class _Figures:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``steel-envs sim2sim POLICY --env ID [--episodes N] [--worlds N] [--steps T] [--seed S] [--json FILE]``:
+    """``steel-envs sim2sim POLICY --env ID [--episodes N] [--worlds N] [--steps T] [--seed S] [--json FILE]
+    [--video FILE]``:
     a policy's figures in SolverSteel and in MuJoCo side by side (see :func:`run`)."""
     import argparse
     import json
@@ -441,10 +490,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cone", choices=("elliptic", "pyramidal"), default="elliptic", help="MuJoCo's friction cone")
     p.add_argument("--impratio", type=float, default=10.0, help="MuJoCo's impratio (mjlab's: 1, pyramidal)")
     p.add_argument("--json", default=None, metavar="FILE", help="also write every episode's figures to FILE")
+    p.add_argument(
+        "--video",
+        default=None,
+        metavar="FILE",
+        help="write the first episode to FILE (.mp4 or .gif): SolverSteel left, MuJoCo right, the same renderer",
+    )
     a = p.parse_args(argv)
     check_policy_spec(a.policy, "policy")
     if a.json is not None:
         check_output_file(a.json, "--json")
+    if a.video is not None:
+        check_output_file(a.video, "--video", (".mp4", ".gif"))
     try:
         report = run(
             a.policy,
@@ -455,6 +512,7 @@ def main(argv: list[str] | None = None) -> int:
             seed=a.seed,
             cone=a.cone,
             impratio=a.impratio,
+            video=a.video,
         )
     except KeyboardInterrupt:
         return stopped_by_ctrl_c("sim2sim")
