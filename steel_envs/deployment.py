@@ -238,7 +238,8 @@ class PolicyContract:
 
 
 def contract_of(env: Any, *, action_clipped: bool = False, normalizer: bool = False) -> PolicyContract:
-    """The contract of a policy for ``env`` (a steel-envs vector env, or a Gymnasium wrapper of one).
+    """The contract of a policy for ``env`` (a steel-envs vector env, a :class:`steel_envs.ShardedVectorEnv`, or a
+    Gymnasium wrapper of one).
 
     Args:
         env: The env the policy runs in.
@@ -246,6 +247,9 @@ def contract_of(env: Any, *, action_clipped: bool = False, normalizer: bool = Fa
         normalizer: Whether the exported network normalizes its input.
     """
     env = getattr(env, "unwrapped", env)
+    shards_contract = getattr(env, "deployment_contract", None)
+    if shards_contract is not None:  # a ShardedVectorEnv: its worlds' env lives in the workers; its probe's
+        return dataclasses.replace(shards_contract, action_clipped=bool(action_clipped), normalizer=bool(normalizer))
     spec = env.spec if env.spec is not None else gym.spec(env.env_id)
     c = env.config
     blocks = env.observation_blocks()

@@ -328,6 +328,10 @@ class ShardedVectorEnv(gym.vector.VectorEnv):
         self._supports_world_parameters = probe.backend.supports_world_parameters
         self._solver_name = probe.backend.name
         self.single_observation_space = probe.single_observation_space
+        from .deployment import contract_of
+
+        # The deployment hooks live on the workers' envs; a policy's contract is the probe's (same ID and config).
+        self.deployment_contract = contract_of(probe)
         self.single_action_space = probe.single_action_space
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)

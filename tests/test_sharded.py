@@ -115,6 +115,9 @@ def test_both_envs_implement_the_public_surface(cartpole_pair):
         assert isinstance(env, steel_envs.VectorEnvProtocol)
         assert all(hasattr(env, name) for name in names), [n for n in names if not hasattr(env, n)]
     assert sharded.config == single.config and sharded.solver_options == single.solver_options
+    from steel_envs.deployment import contract_of  # an export from a sharded run writes the same contract
+
+    assert contract_of(sharded, normalizer=True) == contract_of(single, normalizer=True)
 
 
 def test_sharded_world_parameters_match_one_env_bitwise():

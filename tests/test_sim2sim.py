@@ -78,6 +78,14 @@ def test_contracts_mujoco_cannot_serve_are_refused_in_one_line() -> None:
     rough = contract_of(make("steel_envs/Go1VelocityRough-v0", 1))
     with pytest.raises(ValueError, match=r"^contract: .*observation block 'height_scan' has no MuJoCo form$"):
         MujocoTwin(GO1, rough)
+    flat = contract_of(make("steel_envs/Go1Velocity-v0", 1))
+    with pytest.raises(ValueError, match=r"^num_worlds: expected a positive int, got 0$"):
+        MujocoTwin(GO1, flat, 0)
+    # Non-finite action entries act as 0, as in the env (which also flags the world).
+    twins = [MujocoTwin(GO1, flat, 1) for _ in range(2)]
+    twins[0].step(np.full((1, 12), np.nan))
+    twins[1].step(np.zeros((1, 12)))
+    np.testing.assert_array_equal(twins[0].data[0].qpos, twins[1].data[0].qpos)
 
 
 def test_the_sim2sim_command_runs_both_simulators_on_the_same_commands(tmp_path, capsys) -> None:

@@ -70,8 +70,9 @@ class MujocoTwin:
             raise impratio against slip) its joints match Steel's within 0.01 rad and its base within 3 mm.
 
     Raises:
-        ValueError: One line when the contract has no joint position actuation, drives other joints than the
-            model's, or has an observation block this class does not assemble (naming the first).
+        ValueError: One line when ``num_worlds`` is not a positive int, the contract has no joint position actuation,
+            drives other joints than the model's, or has an observation block this class does not assemble (naming
+            the first).
     """
 
     def __init__(
@@ -86,6 +87,8 @@ class MujocoTwin:
     ):
         import mujoco
 
+        if isinstance(num_worlds, bool) or not isinstance(num_worlds, int) or num_worlds < 1:
+            raise ValueError(f"num_worlds: expected a positive int, got {num_worlds!r}")
         if cone not in ("elliptic", "pyramidal"):
             raise ValueError(f"cone: expected 'elliptic' or 'pyramidal', got {cone!r}")
         if not (impratio >= 1.0 and math.isfinite(impratio)):
@@ -206,9 +209,11 @@ class MujocoTwin:
         return np.clip(out, *self.contract.observations[0].clip) if self.contract.observations else out
 
     def step(self, actions: np.ndarray) -> None:
-        """Clip ``actions`` ((num_worlds, action_dim)) to the action box as the env does, set the position targets
-        ``offset + scale * action`` and advance one control step (``decimation`` MuJoCo steps)."""
-        actions = np.clip(np.asarray(actions, np.float64), self._low, self._high)
+        """Clip ``actions`` ((num_worlds, action_dim)) to the action box and replace non-finite entries by 0, as the
+        env does, set the position targets ``offset + scale * action`` and advance one control step (``decimation``
+        MuJoCo steps)."""
+        actions = np.asarray(actions, np.float64)
+        actions = np.clip(np.where(np.isfinite(actions), actions, 0.0), self._low, self._high)
         for d, a in zip(self.data, actions, strict=True):
             d.ctrl[:] = self._offset + self._scale * a
             for _ in range(self.decimation):
