@@ -1,5 +1,6 @@
 """The vendored robot models: license and provenance beside every model, packaged; joints, DOFs and actuation
-against an independent parse of the MJCF and mjlab's published formulas; standing under the default targets."""
+against an independent parse of the MJCF and mjlab's published formulas; standing under the default targets; the
+Panda holding its home pose as MuJoCo holds it."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import torch
 import warp as wp
 from steel_envs.envs.unitree import G1Scene, Go1Scene, UnitreeScene
 
-from steel_envs.assets import ASSET_ROOT, G1, GO1, RobotModel
+from steel_envs.assets import ASSET_ROOT, G1, GO1, PANDA, RobotModel
 from steel_envs.spec import ObservationBlock, RewardTerm, term
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,20 +30,25 @@ def _model_folders() -> list[Path]:
 
 def test_every_model_folder_has_its_license_and_provenance_and_is_packaged() -> None:
     folders = _model_folders()
-    assert {f.name for f in folders} >= {"unitree_go1", "unitree_g1"}
+    assert {f.name for f in folders} >= {"unitree_go1", "unitree_g1", "franka_panda"}
     # pyproject's package-data line of the package (tomllib is 3.11+; the project supports 3.10).
     line = next(x for x in (ROOT / "pyproject.toml").read_text().splitlines() if x.startswith('"steel_envs.assets" ='))
     shipped = ast.literal_eval(line.split("=", 1)[1].strip())
     for folder in folders:
         assert "Apache License" in (folder / "LICENSE").read_text(), folder
         provenance = (folder / "PROVENANCE.md").read_text()
-        for needed in ("mjlab", "1.6.0", "sha256", "What was changed", "BSD-3-Clause"):
+        source = ("mjlab", "1.6.0", "BSD-3-Clause") if folder.name.startswith("unitree") else ("genesis-world", "1.4.5")
+        for needed in (*source, "sha256", "What was changed", "Apache-2.0"):
             assert needed in provenance, (folder.name, needed)
         for path in folder.rglob("*"):
             relative = path.relative_to(ASSET_ROOT).as_posix()
             assert path.is_dir() or any(fnmatch.fnmatch(relative, p) for p in shipped), f"not packaged: {relative}"
-    total = sum(p.stat().st_size for f in folders for p in f.rglob("*") if p.is_file())
-    assert total <= 8_000_000, f"vendored models take {total} bytes"
+
+    def size(names: tuple[str, ...]) -> int:
+        return sum(p.stat().st_size for f in folders if f.name in names for p in f.rglob("*") if p.is_file())
+
+    assert size(("unitree_go1", "unitree_g1")) <= 8_000_000, "Go1 and G1 take more than 8 MB"
+    assert size(("franka_panda", "allegro_hand")) <= 6_000_000, "the Panda and the Allegro hand take more than 6 MB"
 
 
 def _mjcf_hinges_and_bodies(path: Path) -> tuple[list[tuple[str, float, float]], int]:
@@ -150,3 +156,34 @@ def test_g1_under_its_default_targets() -> None:
     assert np.abs(heights[:25] - G1.standing_height).max() <= 0.03 and tilts[:25].max() < 10.0  # the first 0.5 s
     if not stands:
         pytest.xfail(f"G1 tips over under its default targets (tilt {tilts.max():.0f} deg within 2 s)")
+
+
+def test_the_panda_matches_its_mjcf_and_holds_its_home_pose_as_mujoco_does() -> None:
+    """The Panda's driven joints are the MJCF's hinges and slides in document order (``xml.etree``), 11 bodies and 9
+    DOFs; under its home targets with the MJCF's gains for 2 s (gravity sags joint 2 by 6.6 mrad against kp 4500)
+    SolverSteel's joint angles equal MuJoCo's on the same file (its own actuators, keyframe ``home``) within 1e-4
+    rad, finite."""
+    import mujoco
+
+    root = ET.parse(PANDA.mjcf).getroot()
+    joints = [j.get("name") for j in root.find("worldbody").iter("joint")]
+    assert PANDA.joints == tuple(joints) and len(list(root.find("worldbody").iter("body"))) == 11
+    builder = newton.ModelBuilder()
+    dofs = PANDA.add_to(builder)
+    model = builder.finalize(device="cpu")
+    assert (model.body_count, model.joint_dof_count, dofs) == (11, 9, list(range(9)))
+    solver = newton.solvers.SolverSteel(model, iterations=20, drive_mode="rows", enable_joint_limits=True)
+    state_0, state_1, control = model.state(), model.state(), model.control()
+    for _ in range(400):  # 2 s of 5 ms; the arm touches nothing
+        solver.step(state_0, state_1, control, None, 0.005)
+        state_0, state_1 = state_1, state_0
+    q = state_0.joint_q.numpy()
+    assert np.isfinite(q).all()
+
+    mj_model = mujoco.MjModel.from_xml_path(str(PANDA.mjcf))
+    mj_data = mujoco.MjData(mj_model)
+    mujoco.mj_resetDataKeyframe(mj_model, mj_data, mj_model.key("home").id)
+    for _ in range(round(2.0 / mj_model.opt.timestep)):
+        mujoco.mj_step(mj_model, mj_data)
+    assert abs(mj_data.qpos[1] - 0.0066) < 0.001  # the sag the comparison is about
+    np.testing.assert_allclose(q[:7], mj_data.qpos[:7], atol=1e-4)

@@ -1,4 +1,6 @@
-"""Vendored robot models and their actuation, as the field runs them: Unitree Go1 (:data:`GO1`) and G1 (:data:`G1`).
+"""Vendored robot models and their actuation, as the field runs them: Unitree Go1 (:data:`GO1`) and G1 (:data:`G1`),
+and the Franka Emika Panda arm (:data:`PANDA`, :class:`ArmModel`, MuJoCo Menagerie's model from the ``genesis-world``
+1.4.5 wheel, Apache-2.0, with the gains of its own position actuators).
 
 The MJCF files under ``steel_envs/assets/<robot>/`` are mjlab 1.6.0's (Apache-2.0; Menagerie-derived, BSD-3-Clause
 upstream), each folder with its ``LICENSE`` and ``PROVENANCE.md``. The models declare joints, inertias, joint ranges
@@ -25,7 +27,7 @@ import numpy as np
 if TYPE_CHECKING:
     import newton
 
-__all__ = ["ASSET_ROOT", "G1", "GO1", "ROBOTS", "RobotModel", "per_joint"]
+__all__ = ["ASSET_ROOT", "G1", "GO1", "PANDA", "ROBOTS", "ArmModel", "RobotModel", "per_joint"]
 
 ASSET_ROOT = Path(__file__).parent
 """Folder of the vendored models, one sub-folder per robot."""
@@ -265,5 +267,86 @@ G1 = RobotModel(
 )
 """Unitree G1 (29 DOF): 30 bodies, a free base and 29 hinges (35 DOFs), 33.3 kg."""
 
-ROBOTS = {robot.name: robot for robot in (GO1, G1)}
+
+@dataclass(frozen=True)
+class ArmModel:
+    """A vendored fixed-base arm: its MJCF and the position drives of its joints, per driven joint in DOF order.
+
+    Arrays are float32 of shape (len(joints),): ``home`` [rad or m] the MJCF's keyframe (the default targets),
+    ``stiffness`` [N m/rad or N/m], ``damping`` [N m s/rad or N s/m], ``effort_limit`` [N m or N],
+    ``velocity_limit`` [rad/s or m/s].
+    """
+
+    name: str
+    mjcf: Path
+    joints: tuple[str, ...]
+    """The driven joints in DOF order (the arm's hinges, then the fingers' slides)."""
+    home: np.ndarray
+    stiffness: np.ndarray
+    damping: np.ndarray
+    effort_limit: np.ndarray
+    velocity_limit: np.ndarray
+    hand_body: str
+    """The body whose frame is the end effector's."""
+
+    def add_to(self, builder: newton.ModelBuilder, *, xform: object = None) -> list[int]:
+        """Add the arm to ``builder`` welded to the world at ``xform`` (``wp.transform``; None: the origin): the MJCF
+        through Newton's importer (collision from the model's meshes and boxes, without collisions between the arm's
+        own links; meshes of the ``visual`` class as visual shapes), then position drives at :attr:`home` with this
+        model's gains and limits.
+
+        Returns:
+            The DOF index in ``builder`` of each driven joint, in :attr:`joints` order.
+
+        Raises:
+            ValueError: If the imported model's joints differ from :attr:`joints`.
+        """
+        import newton
+
+        joint_start = builder.joint_count
+        builder.add_mjcf(str(self.mjcf), xform=xform, floating=False, enable_self_collisions=False)
+        added = range(joint_start, builder.joint_count)
+        moving = [j for j in added if builder.joint_type[j] != newton.JointType.FIXED]
+        names = tuple(builder.joint_label[j].rsplit("/", 1)[-1] for j in moving)
+        if names != self.joints:
+            raise ValueError(f"{self.mjcf.name}: expected joints {self.joints}, the importer made {names}")
+        dofs = [builder.joint_qd_start[j] for j in moving]
+        for i, (dof, coord) in enumerate(zip(dofs, (builder.joint_q_start[j] for j in moving), strict=True)):
+            builder.joint_target_mode[dof] = int(newton.JointTargetMode.POSITION)
+            builder.joint_target_ke[dof] = float(self.stiffness[i])
+            builder.joint_target_kd[dof] = float(self.damping[i])
+            builder.joint_effort_limit[dof] = float(self.effort_limit[i])
+            builder.joint_velocity_limit[dof] = float(self.velocity_limit[i])
+            builder.joint_target_q[coord] = builder.joint_q[coord] = float(self.home[i])
+        return dofs
+
+
+_PANDA_JOINTS = (*(f"joint{i}" for i in range(1, 8)), "finger_joint1", "finger_joint2")
+
+
+def _panda(values: dict[str, float]) -> np.ndarray:
+    return np.array(per_joint(_PANDA_JOINTS, values), np.float32)
+
+
+PANDA = ArmModel(
+    name="franka_panda",
+    mjcf=ASSET_ROOT / "franka_panda" / "panda.xml",
+    joints=_PANDA_JOINTS,
+    # panda.xml:281, keyframe "home": the hand above the table, pointing down, fingers open.
+    home=np.array([0.0, 0.0, 0.0, -1.57079, 0.0, 1.57079, -0.7853, 0.04, 0.04], np.float32),
+    # panda.xml:265-274: position actuators kp 4500 / 3500 / 2000, kd a tenth (biasprm), forces 87 / 12 N m
+    # (panda.xml:10 the class default 87). panda.xml:253-258, 276: the fingers' tendon (half of each finger) is
+    # driven with kp 100, kd 10, +-100 N: per finger half of each.
+    stiffness=_panda({"joint[12]": 4500.0, "joint[34]": 3500.0, "joint[567]": 2000.0, "finger_joint.": 50.0}),
+    damping=_panda({"joint[12]": 450.0, "joint[34]": 350.0, "joint[567]": 200.0, "finger_joint.": 5.0}),
+    effort_limit=_panda({"joint[1-4]": 87.0, "joint[5-7]": 12.0, "finger_joint.": 50.0}),
+    # Not in the MJCF: the maximum joint speeds of Franka's datasheet, as Isaac Lab's FRANKA_PANDA_CFG sets them
+    # (isaaclab_assets/robots/franka.py: 2.175 rad/s for joints 1-4, 2.61 for 5-7, 0.2 m/s for the fingers).
+    velocity_limit=_panda({"joint[1-4]": 2.175, "joint[5-7]": 2.61, "finger_joint.": 0.2}),
+    hand_body="hand",
+)
+"""Franka Emika Panda with its hand: 11 bodies (link0 welded to the world), 7 hinges and 2 finger slides (9 DOFs,
+the second finger mimicking the first), 18.0 kg."""
+
+ROBOTS = {robot.name: robot for robot in (GO1, G1, PANDA)}
 """Every vendored model by folder name."""

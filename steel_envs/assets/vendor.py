@@ -46,19 +46,29 @@ _UPSTREAM = {
 
 def _simplify_stl(data: bytes) -> tuple[bytes, int, int]:
     """Decimate one STL mesh; returns (binary STL bytes, triangles before, triangles after)."""
+    return simplify_mesh(data, "stl", KEEP_FRACTION, MIN_TRIANGLES, MAX_TRIANGLES)
+
+
+def simplify_mesh(data: bytes, file_type: str, fraction: float, low: int, high: int) -> tuple[bytes, int, int]:
+    """Decimate one mesh (``file_type`` "stl" or "obj") towards ``fraction`` of its triangles, clamped to [low,
+    high]; returns (the mesh in the same format, triangles before, triangles after). OBJ is written with vertices
+    and faces only (no normals, no materials: the MJCF gives each geom its material)."""
     import fast_simplification
     import numpy as np
     import trimesh
 
-    # trimesh merges the STL's per-triangle vertices, so the decimation sees a connected mesh.
-    mesh = trimesh.load(io.BytesIO(data), file_type="stl", force="mesh", process=True)
+    # trimesh merges the mesh's per-triangle vertices, so the decimation sees a connected mesh.
+    mesh = trimesh.load(io.BytesIO(data), file_type=file_type, force="mesh", process=True)
     before = len(mesh.faces)
-    keep = min(before, max(MIN_TRIANGLES, min(MAX_TRIANGLES, round(KEEP_FRACTION * before))))
+    keep = min(before, max(low, min(high, round(fraction * before))))
     if keep < before:
         points, faces = fast_simplification.simplify(
             np.asarray(mesh.vertices, np.float64), np.asarray(mesh.faces, np.int64), target_count=keep
         )
         mesh = trimesh.Trimesh(points, faces, process=True)
+    if file_type == "obj":
+        text = trimesh.exchange.obj.export_obj(mesh, include_normals=False, include_color=False, include_texture=False)
+        return text.encode(), before, len(mesh.faces)
     return mesh.export(file_type="stl"), before, len(mesh.faces)
 
 
