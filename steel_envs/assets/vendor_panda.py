@@ -36,6 +36,14 @@ KEEP_FRACTION = 0.08
 MAX_TRIANGLES = 1500
 """...but at most this many per mesh (the 66k-triangle link meshes), and no fewer than MIN_TRIANGLES."""
 MIN_TRIANGLES = 200
+_LICENSE = (
+    "Apache-2.0: the model's README (`README.md` here, verbatim) says the model is released under an Apache-2.0 "
+    "license; `LICENSE` here is the wheel's Apache-2.0 license file, verbatim"
+)
+_UPSTREAM = (
+    "MuJoCo Menagerie's `franka_emika_panda/`, derived by Menagerie from Franka Emika's `franka_description` URDF "
+    "(the README lists the steps)"
+)
 
 
 def _collision_meshes(xml: str) -> set[str]:
@@ -67,8 +75,8 @@ def _provenance(rows: list[tuple[str, int, int, int, int, str]], sizes: tuple[in
 | package | `genesis-world` (PyPI), version 1.4.5, `{WHEEL_NAME}` |
 | sha256 of the wheel | `{WHEEL_SHA256}` |
 | paths in the wheel | `{PREFIX}panda.xml`, `{PREFIX}README.md`, `{PREFIX}assets/*`; license `{LICENSE_IN_WHEEL}` |
-| license | Apache-2.0: the model's README (`README.md` here, verbatim) says the model is released under an Apache-2.0 license; `LICENSE` here is the wheel's Apache-2.0 license file, verbatim |
-| upstream | MuJoCo Menagerie's `franka_emika_panda/`, derived by Menagerie from Franka Emika's `franka_description` URDF (the README lists the steps) |
+| license | {_LICENSE} |
+| upstream | {_UPSTREAM} |
 | vendored by | `python -m steel_envs.assets.vendor_panda <wheel>` (`steel_envs/assets/vendor_panda.py`) |
 
 ## What was changed
