@@ -21,9 +21,9 @@ from steel_envs.envs.unitree import G1RoughScene, Go1RoughScene
 from steel_envs.tasks.terms import legged
 from steel_envs.tasks.unitree_velocity import G1VelocityConfig, G1VelocityEnv, Go1VelocityConfig, Go1VelocityEnv
 
-from steel_envs.ranges import at_least, between, declare
+from steel_envs.ranges import any_value, at_least, between, declare
 from steel_envs.registration import register_task
-from steel_envs.spec import ObservationBlock, TerminationTerm
+from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
 
 __all__ = [
     "HEIGHT_SCAN",
@@ -94,7 +94,18 @@ class RoughVelocityConfig(TerrainSceneConfig):
 
 @dataclass(kw_only=True)
 class Go1VelocityRoughConfig(RoughVelocityConfig, Go1VelocityConfig):
-    """Go1's flat recipe plus the terrain's, the curriculum's and the height scan's fields."""
+    """Go1's flat recipe plus the terrain's, the curriculum's and the height scan's fields, and mjlab's rough Go1
+    contact costs (config/go1/env_cfgs.py:211-226: -0.1 each, per control step here as mjlab's weights are)."""
+
+    shank_collision_weight: float = -0.1 * 0.02
+    """Weight of ``shank_collision`` (a calf touching the ground)."""
+    base_collision_weight: float = -0.1 * 0.02
+    """Weight of ``base_collision`` (the trunk or head touching the ground; mjlab's ``trunk_head_collision``)."""
+
+    field_ranges = declare(
+        shank_collision_weight=any_value("a signed reward weight per step (mjlab's times 0.02 s)"),
+        base_collision_weight=any_value("a signed reward weight per step (mjlab's times 0.02 s)"),
+    )
 
 
 @wp.kernel(enable_backward=False)
@@ -263,11 +274,19 @@ class Go1VelocityRoughEnv(RoughVelocityTask, Go1VelocityEnv, Go1RoughScene):
     | 12-23 | foot contact forces (x, y, z per foot, world frame), sign(f) log(1 + abs(f)) | log N |
 
     ## Rewards
-    The flat task's terms and weights; foot heights (``foot_clearance``, ``foot_swing_height``, the critic's) are
-    above the ground under each foot. mjlab's rough Go1 adds contact costs of the shanks, trunk and head with the
-    terrain and of the robot with itself (-0.1 each, config/go1/env_cfgs.py:211-226), which need per-shape contact
-    sensors: not here (the scene does not collide the robot with itself), nor ``upright``'s terrain-normal
-    reference.
+    The flat task's terms and weights, as mjlab's rough Go1 changes them (config/go1/env_cfgs.py:199-226); foot
+    heights (``foot_clearance``, ``foot_swing_height``, the critic's) are above the ground under each foot.
+
+    - ``reward_upright = 0.02 * exp(-(n_x^2 + n_y^2) / 0.2)``, n the normal of the ground under the height scan in
+      the trunk's frame: the least-squares plane through the ground heights at the scan's 187 points (mjlab fits a
+      plane to its terrain scan's hits); on flat ground it is the flat task's term
+    - ``reward_shank_collision = -0.002 * 4 * [a calf touches the ground with more than 10 N]``: mjlab counts the
+      physics steps (4 per control step) in which a shank geom's contact force exceeds its threshold; the contact
+      wrench here is the last physics step's, so a touch counts 4
+    - ``reward_base_collision = -0.002 * 4 * [the trunk touches the ground with more than 10 N]`` (mjlab's
+      ``trunk_head_collision``: Go1's trunk and head geoms are the trunk body's)
+
+    mjlab's ``self_collisions`` (-0.1) has no counterpart: the scene does not collide the robot with itself.
 
     ## Commands and randomization
     As the flat task.
@@ -292,10 +311,11 @@ class Go1VelocityRoughEnv(RoughVelocityTask, Go1VelocityEnv, Go1RoughScene):
     reset (evaluation on chosen levels; the curriculum goes on from them).
 
     ## Episode end
-    As the flat task (``fell_over``, ``base_contact``, non-finite state; truncated after 1000 steps or on a
-    constraint overflow), and truncated when the base comes within ``terrain_margin`` (1 m) of the terrain's edge
-    (``out_of_terrain``, mjlab's ``out_of_terrain_bounds``). mjlab's rough Go1 ends on thigh contact instead of
-    tilt; here the flat task's terminations hold.
+    As mjlab's rough Go1 (config/go1/env_cfgs.py:227-234), which tilts too much on rough ground to end on
+    orientation: terminated when a thigh touches the ground with more than 10 N (``thigh_contact``, mjlab's
+    ``illegal_contact``) or on a non-finite state (no ``fell_over``, no ``base_contact``: touching with the trunk
+    costs ``base_collision``); truncated after 1000 steps, on a constraint overflow, or when the base comes within
+    ``terrain_margin`` (1 m) of the terrain's edge (``out_of_terrain``, mjlab's ``out_of_terrain_bounds``).
 
     ## Metrics (``info["episode"]``, per ended episode)
     - ``tracking_error`` [m/s]: RMS over the episode's steps of ``|cmd_xy - v_xy|``, base frame.
@@ -306,9 +326,26 @@ class Go1VelocityRoughEnv(RoughVelocityTask, Go1VelocityEnv, Go1RoughScene):
     config: Go1VelocityRoughConfig
     default_max_episode_steps = 1000  # 20 s, velocity_env_cfg.py:455
     observations = (*Go1VelocityEnv.observations, HEIGHT_SCAN)
-    terminations = (*Go1VelocityEnv.terminations, OUT_OF_TERRAIN)
+    rewards = (
+        *(
+            RewardTerm("upright", legged.upright_on_terrain, weight="upright_weight") if r.name == "upright" else r
+            for r in Go1VelocityEnv.rewards
+        ),
+        RewardTerm("shank_collision", legged.shank_collision, weight="shank_collision_weight"),
+        RewardTerm("base_collision", legged.base_collision, weight="base_collision_weight"),
+    )
+    terminations = (TerminationTerm("thigh_contact", legged.thigh_contact), OUT_OF_TERRAIN)
     metrics = (*Go1VelocityEnv.metrics, legged.TERRAIN_LEVEL)
     # train_config: the flat task's, 6 M env-steps (977 iterations of 256 worlds x 24 steps).
+
+    def _setup_task(self) -> None:
+        super()._setup_task()
+        labels = [label.rsplit("/", 1)[-1] for label in self.model.body_label[: self.bodies_per_world]]
+
+        def bodies(part: str) -> wp.array:
+            return wp.array([i for i, name in enumerate(labels) if name.endswith(part)], dtype=wp.int32)
+
+        self.term_state.shank_bodies, self.term_state.thigh_bodies = bodies("_calf"), bodies("_thigh")
 
 
 @dataclass(kw_only=True)

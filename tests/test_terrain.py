@@ -235,3 +235,66 @@ def test_g1_starts_on_the_platform_of_its_patch_and_scans_from_its_pelvis() -> N
         y = pelvis[w, 1] + s * grid[:, 0] + c * grid[:, 1]
         np.testing.assert_allclose(obs[w, 99:].numpy(), pelvis[w, 2] - TERRAIN.height_at(x, y), atol=2e-5)
     assert critic.shape == (n, 286 + 12) and torch.equal(critic[:, 99:286], obs[:, 99:])  # the scan once
+
+
+def test_go1_rough_upright_is_measured_against_the_ground_under_the_scan() -> None:
+    """mjlab's rough Go1 ``upright``: the trunk's tilt from the normal of the plane fitted to the ground under the
+    height scan. Above the descending side of a level-5 pyramid (legged_gym's bilinear pyramid: a plane fitted here
+    with numpy to the terrain's heights at the turned grid), a level trunk scores exp(-(n_x^2 + n_y^2) / 0.2) with n
+    that plane's normal in its frame, and a trunk turned onto the normal scores 1."""
+    env = make(ROUGH_ID, 2, terrain_level=5, terrain_proportions=_only("pyramid_slope"), randomize=False)
+    env.reset(seed=0)
+    spawn = TERRAIN.spawn[5, COLUMN["pyramid_slope"]]
+    grid = np.stack(np.meshgrid(np.arange(17) * 0.1 - 0.8, np.arange(11) * 0.1 - 0.5), -1).reshape(-1, 2)
+    design = np.c_[grid, np.ones(len(grid))]
+    x0 = spawn[0] + 2.6  # the scan's 1.6 m x 1.0 m lie beyond the platform, on the side descending along +x
+    heights = TERRAIN.height_at(x0 + grid[:, 0], spawn[1] + grid[:, 1])
+    slope = math.atan(-np.linalg.lstsq(design, heights, rcond=None)[0][0])
+    assert slope > 0.4  # a real slope (27 degrees), which a world-up reference would score the same as level
+    q = env.state_0.joint_q.numpy().reshape(2, -1)
+    q[:, :3] = (x0, spawn[1], heights.max() + 0.5)
+    q[0, 3:7] = (0.0, 0.0, 0.0, 1.0)  # level
+    q[1, 3:7] = Rotation.from_euler("y", slope).as_quat()  # its z axis on the fitted plane's normal
+    env.state_0.joint_q.assign(q.reshape(-1))
+    env.state_0.joint_qd.zero_()
+    newton.eval_fk(env.model, env.state_0.joint_q, env.state_0.joint_qd, env.state_0)
+    env.solver.reset(env.state_0)
+    _, _, _, _, info = env.step(torch.zeros(2, 12))  # 20 ms of free fall: no contact turns the trunk
+    weight = env.config.upright_weight
+    body_q = env.state_0.body_q.numpy().reshape(2, -1, 7)[:, 0]
+    for w in range(2):
+        rot = Rotation.from_quat(body_q[w, 3:])
+        yaw = rot.as_euler("ZYX")[0]
+        c, s = math.cos(yaw), math.sin(yaw)
+        x = body_q[w, 0] + c * grid[:, 0] - s * grid[:, 1]
+        y = body_q[w, 1] + s * grid[:, 0] + c * grid[:, 1]
+        a, b, _ = np.linalg.lstsq(design, TERRAIN.height_at(x, y), rcond=None)[0]
+        normal = np.array([c * -a + s * b, s * -a - c * b, 1.0])  # the yaw frame's (-a, -b, 1) turned to the world
+        n = rot.inv().apply(normal / np.linalg.norm(normal))
+        expected = weight * math.exp(-(n[0] ** 2 + n[1] ** 2) / 0.2)
+        assert float(info["reward_upright"][w]) == pytest.approx(expected, rel=1e-4)
+    assert float(info["reward_upright"][0]) == pytest.approx(weight * math.exp(-(math.sin(slope) ** 2) / 0.2), rel=1e-2)
+    assert float(info["reward_upright"][1]) == pytest.approx(weight, rel=1e-3)
+
+
+def test_go1_rough_costs_shank_and_trunk_contacts_and_ends_on_thigh_contact() -> None:
+    """mjlab's rough Go1 contact terms against the bodies' contact forces read here: a calf (trunk) touching with
+    more than 10 N costs 0.002 x 4 physics steps; a thigh touching ends the episode; no episode ends by tilt."""
+    env = make(ROUGH_ID, 8, terrain_level=9, randomize=False, autoreset_mode="Disabled")  # the wrench the terms read
+    env.reset(seed=0)
+    labels = [label.rsplit("/", 1)[-1] for label in env.model.body_label[: env.bodies_per_world]]
+    calves = [i for i, name in enumerate(labels) if name.endswith("_calf")]
+    thighs = [i for i, name in enumerate(labels) if name.endswith("_thigh")]
+    seen = {"shank": 0, "thigh": 0}
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(60):
+        _, _, _, _, info = env.step(torch.rand(8, 12, generator=generator) * 2 - 1)
+        force = np.linalg.norm(env.body_contact_wrench.numpy().reshape(8, -1, 6)[:, :, :3], axis=2)
+        shank, thigh, trunk = (force[:, calves] > 10).any(1), (force[:, thighs] > 10).any(1), force[:, 0] > 10
+        np.testing.assert_allclose(info["reward_shank_collision"].numpy(), -0.002 * 4 * shank, atol=1e-7)
+        np.testing.assert_allclose(info["reward_base_collision"].numpy(), -0.002 * 4 * trunk, atol=1e-7)
+        np.testing.assert_array_equal(info["thigh_contact"].numpy(), thigh)
+        seen["shank"] += int(shank.sum())
+        seen["thigh"] += int(thigh.sum())
+    assert seen["shank"] > 0 and seen["thigh"] > 0, seen
+    assert "fell_over" not in info and "base_contact" not in info

@@ -26,6 +26,7 @@ __all__ = [
     "angular_momentum_l2",
     "bad_orientation",
     "base_ang_vel",
+    "base_collision",
     "base_com_offsets",
     "base_height",
     "base_lin_vel",
@@ -65,9 +66,11 @@ __all__ = [
     "reset_imu",
     "reset_legged_state",
     "set_terrain",
+    "shank_collision",
     "soft_landing",
     "store_last_actions_and_joint_vel",
     "terrain_level",
+    "thigh_contact",
     "torso_ang_vel_xy_l2",
     "track_ang_vel_z_exp",
     "track_angular_velocity",
@@ -78,6 +81,7 @@ __all__ = [
     "update_imu",
     "update_twist_commands",
     "upright",
+    "upright_on_terrain",
     "variable_posture",
     "velocity_command",
 ]
@@ -124,6 +128,15 @@ class LeggedState:
     """Body indices of the feet."""
     undesired_bodies: wp.array[wp.int32]
     """Body indices whose contact ``undesired_contacts`` counts (e.g. thighs and shanks; may be empty)."""
+    shank_bodies: wp.array[wp.int32]
+    """Body indices whose contact ``shank_collision`` costs (mjlab's Go1 rough: the calves; may be empty)."""
+    thigh_bodies: wp.array[wp.int32]
+    """Body indices whose contact ``thigh_contact`` ends the episode (mjlab's Go1 rough: the thighs; may be empty)."""
+    substeps: wp.float32
+    """Physics steps per control step: the collision costs count them, as mjlab counts its contact history."""
+    collision_force_threshold: wp.float32
+    """Contact force [N] above which the collision costs and ``thigh_contact`` count a touch (mjlab's
+    ``self_collision_cost`` and ``illegal_contact`` default, 10 N)."""
     commands: wp.array2d[wp.float32]
     """(num_envs, 3): commanded vx, vy [m/s] (base frame) and yaw rate [rad/s]."""
     actions: wp.array2d[wp.float32]
@@ -252,6 +265,8 @@ def make_legged_state(
     state.joint_effort_limit = per_joint(effort_limit)
     state.joint_pos_lower, state.joint_pos_upper = per_joint(joint_pos_lower), per_joint(joint_pos_upper)
     state.feet, state.undesired_bodies = indices(feet), indices(undesired_bodies)
+    state.shank_bodies, state.thigh_bodies, state.substeps = indices(()), indices(()), float(env.decimation)
+    state.collision_force_threshold = 10.0
     state.commands, state.actions = wp.zeros((n, 3), dtype=wp.float32), env.actions
     state.last_actions = wp.zeros((n, env.action_dim), dtype=wp.float32)
     state.last_joint_vel = wp.zeros((n, len(default_joint_pos)), dtype=wp.float32)
@@ -779,6 +794,85 @@ def angular_momentum_l2(s: Any, w: int) -> float:
 def illegal_contact(s: Any, w: int) -> bool:
     """The base touches something with more than ``contact_force_threshold``."""
     return _in_contact(s, w, s.base)
+
+
+@wp.func
+def _any_in_contact(s: Any, w: int, bodies: wp.array[wp.int32]) -> bool:
+    """One of ``bodies`` touches something with more than ``collision_force_threshold``."""
+    hit = bool(False)
+    for i in range(bodies.shape[0]):
+        if _contact_force(s, w, bodies[i]) > s.collision_force_threshold:
+            hit = True
+    return hit
+
+
+@term("substeps * [any shank |f| > 10 N]", source="mjlab self_collision_cost (shank_ground_touch)")
+def shank_collision(s: Any, w: int) -> float:
+    """Physics steps of the control step in which a shank touched something with more than
+    ``collision_force_threshold`` [1]: mjlab counts its contact history's substeps; the contact wrench here is the
+    last physics step's, so a touch counts ``substeps`` (0 or 4)."""
+    return wp.where(_any_in_contact(s, w, s.shank_bodies), s.substeps, 0.0)
+
+
+@term("substeps * [|f_base| > 10 N]", source="mjlab self_collision_cost (trunk_ground_touch)")
+def base_collision(s: Any, w: int) -> float:
+    """As :func:`shank_collision` for the base (Go1's trunk and head are its geoms) [1]."""
+    hit = _contact_force(s, w, s.base) > s.collision_force_threshold
+    return wp.where(hit, s.substeps, 0.0)
+
+
+@term("any thigh |f| > 10 N", source="mjlab illegal_contact (thigh_ground_touch)")
+def thigh_contact(s: Any, w: int) -> bool:
+    """A thigh touches something with more than ``collision_force_threshold``."""
+    return _any_in_contact(s, w, s.thigh_bodies)
+
+
+@wp.func
+def _terrain_normal(s: Any, w: int) -> wp.vec3:
+    """World-frame unit normal of the least-squares plane ``z = a x + b y + c`` through the ground under the scan
+    points (``scan_points``; mjlab fits a plane to its terrain scan's hits, ``terrain_utils.fit_terrain_normal``);
+    straight up with fewer than 3 points."""
+    n = s.scan_points.shape[0]
+    if n < 3:
+        return wp.vec3(0.0, 0.0, 1.0)
+    base = wp.transform_get_translation(s.body_q[s.body_world_start[w] + s.base])
+    forward = wp.quat_rotate(_base_rotation(s, w), wp.vec3(1.0, 0.0, 0.0))
+    yaw = wp.atan2(forward[1], forward[0])
+    c, sn = wp.cos(yaw), wp.sin(yaw)
+    mx, my, mz = float(0.0), float(0.0), float(0.0)
+    for i in range(n):
+        p = s.scan_points[i]
+        mx += p[0]
+        my += p[1]
+        mz += _ground_height(s, base[0] + c * p[0] - sn * p[1], base[1] + sn * p[0] + c * p[1])
+    inv = 1.0 / float(n)
+    mx, my, mz = mx * inv, my * inv, mz * inv
+    sxx, syy, sxy, sxz, syz = float(0.0), float(0.0), float(0.0), float(0.0), float(0.0)
+    for i in range(n):
+        p = s.scan_points[i]
+        dx = p[0] - mx
+        dy = p[1] - my
+        dz = _ground_height(s, base[0] + c * p[0] - sn * p[1], base[1] + sn * p[0] + c * p[1]) - mz
+        sxx += dx * dx
+        syy += dy * dy
+        sxy += dx * dy
+        sxz += dx * dz
+        syz += dy * dz
+    det = sxx * syy - sxy * sxy
+    a = (sxz * syy - syz * sxy) / det
+    b = (syz * sxx - sxz * sxy) / det
+    normal = wp.normalize(wp.vec3(-a, -b, 1.0))  # in the yaw frame
+    return wp.vec3(c * normal[0] - sn * normal[1], sn * normal[0] + c * normal[1], normal[2])
+
+
+@term("exp(-(n_x^2 + n_y^2) / upright_sigma), n the terrain normal in the torso's frame", source="mjlab upright")
+def upright_on_terrain(s: Any, w: int) -> float:
+    """Alignment of the ``torso`` body with the ground under the height scan [1]: 1 when its z axis is the normal of
+    the plane fitted to the scan's ground heights, smaller as it tilts from it (mjlab's ``upright`` with
+    ``terrain_sensor_names``); reads ``upright_sigma``."""
+    q = wp.transform_get_rotation(s.body_q[s.body_world_start[w] + s.torso])
+    n = wp.quat_rotate_inv(q, _terrain_normal(s, w))
+    return wp.exp(-(n[0] * n[0] + n[1] * n[1]) / s.upright_sigma)
 
 
 @term("up_z < max_tilt_cos", source="Isaac Lab mdp.bad_orientation")
