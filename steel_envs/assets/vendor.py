@@ -21,6 +21,7 @@ import argparse
 import hashlib
 import io
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 WHEEL_NAME = "mjlab-1.6.0-py3-none-any.whl"
@@ -141,13 +142,18 @@ def vendor(wheel: Path, out: Path) -> None:
             print(f"{robot}: {before_total:,} -> {after_total:,} bytes")
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Command line: ``python -m steel_envs.assets.vendor WHEEL [--out DIR]``."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("wheel", type=Path, help=f"path of {WHEEL_NAME}")
+def command_line(argv: list[str] | None, description: str, wheel_name: str, write: Callable[[Path, Path], None]):
+    """A vendoring script's command line, ``WHEEL [--out DIR]``: ``write(wheel, out)``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("wheel", type=Path, help=f"path of {wheel_name}")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent, help="asset root (default: this folder)")
     args = parser.parse_args(argv)
-    vendor(args.wheel, args.out)
+    write(args.wheel, args.out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command line: ``python -m steel_envs.assets.vendor WHEEL [--out DIR]``."""
+    command_line(argv, __doc__.split("\n\n")[0], WHEEL_NAME, vendor)
 
 
 if __name__ == "__main__":

@@ -17,13 +17,12 @@ visual mesh) are copied byte for byte, so the dynamics do not depend on the simp
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import re
 import zipfile
 from pathlib import Path
 
-from steel_envs.assets.vendor import simplify_mesh
+from steel_envs.assets.vendor import command_line, simplify_mesh
 
 WHEEL_NAME = "genesis_world-1.4.5-py3-none-any.whl"
 WHEEL_SHA256 = "7ce8fcc8b0af9a87907e550b5f373b27af3f6ca622e843ce12dc51e8a93a03fd"
@@ -137,11 +136,7 @@ def vendor(wheel: Path, out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Command line: ``python -m steel_envs.assets.vendor_panda WHEEL [--out DIR]``."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("wheel", type=Path, help=f"path of {WHEEL_NAME}")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent, help="asset root (default: this folder)")
-    args = parser.parse_args(argv)
-    vendor(args.wheel, args.out)
+    command_line(argv, __doc__.split("\n\n")[0], WHEEL_NAME, vendor)
 
 
 if __name__ == "__main__":
