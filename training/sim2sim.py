@@ -284,20 +284,7 @@ def run(
     robot = getattr(task, "robot", None)
     if robot is None:
         raise ValueError(f"env_id: {env_id} has no vendored robot MuJoCo can load")
-    variant = _obs_variant(policy)
-    kwargs = {} if variant is None else {"obs_variant": variant}
-    render = {"render_mode": "rgb_array", "render_num_worlds": 1} if video is not None else {}
-    env = steel_envs.make_vec(
-        env_id,
-        num_worlds,
-        **kwargs,
-        **render,
-        randomize=False,
-        command_resample_time=(1.0e6, 1.0e6),
-        rel_heading_envs=0.0,
-        autoreset_mode="Disabled",
-    )
-    viz = steel_envs.make_vec(env_id, 1, **kwargs, **render, randomize=False) if video is not None else None
+    env, viz = _make_envs(env_id, num_worlds, _obs_variant(policy), video is not None)
     try:
         contract = contract_of(env)
         act = load_policy_callable(policy, env, seed)  # an exported file's contract is checked against the env
@@ -328,6 +315,26 @@ def run(
         env.close()
         if viz is not None:
             viz.close()
+
+
+def _make_envs(env_id: str, num_worlds: int, variant: str | None, video: bool):
+    """The Steel env of a sim2sim run (the policy's ``obs_variant``, no randomization, constant commands, no
+    autoreset) and, for a video, a render-only 1-world env of the ID (else None)."""
+    import steel_envs
+
+    kwargs = {} if variant is None else {"obs_variant": variant}
+    render = {"render_mode": "rgb_array", "render_num_worlds": 1} if video else {}
+    env = steel_envs.make_vec(
+        env_id,
+        num_worlds,
+        **kwargs,
+        **render,
+        randomize=False,
+        command_resample_time=(1.0e6, 1.0e6),
+        rel_heading_envs=0.0,
+        autoreset_mode="Disabled",
+    )
+    return env, (steel_envs.make_vec(env_id, 1, **kwargs, **render, randomize=False) if video else None)
 
 
 def _batch(

@@ -265,13 +265,12 @@ def make_legged_state(
     state.joint_effort_limit = per_joint(effort_limit)
     state.joint_pos_lower, state.joint_pos_upper = per_joint(joint_pos_lower), per_joint(joint_pos_upper)
     state.feet, state.undesired_bodies = indices(feet), indices(undesired_bodies)
-    state.shank_bodies, state.thigh_bodies, state.substeps = indices(()), indices(()), float(env.decimation)
-    state.collision_force_threshold = 10.0
+    state.shank_bodies, state.thigh_bodies = indices(()), indices(())  # the rough Go1 task sets them
+    state.substeps, state.collision_force_threshold = float(env.decimation), 10.0
     state.commands, state.actions = wp.zeros((n, 3), dtype=wp.float32), env.actions
     state.last_actions = wp.zeros((n, env.action_dim), dtype=wp.float32)
     state.last_joint_vel = wp.zeros((n, len(default_joint_pos)), dtype=wp.float32)
-    state.feet_air_time = wp.zeros((n, len(feet)), dtype=wp.float32)
-    state.feet_first_contact_air = wp.zeros((n, len(feet)), dtype=wp.float32)
+    state.feet_air_time, state.feet_first_contact_air = wp.zeros((n, len(feet))), wp.zeros((n, len(feet)))
     state.friction_scale, state.mass_scale = env.randomizer.friction_scale, env.randomizer.mass_scale
     state.control_dt = float(env.control_dt)
     state.tracking_sigma = float(c.tracking_sigma)
@@ -291,8 +290,7 @@ def make_legged_state(
     state.running_threshold = float(getattr(c, "running_threshold", 1.5))
     state.gait_command_threshold = float(getattr(c, "gait_command_threshold", 0.05))
     state.feet_target_height = float(getattr(c, "feet_target_height", 0.1))
-    state.feet_peak_height = wp.zeros((n, len(feet)), dtype=wp.float32)
-    state.encoder_bias = wp.zeros((n, len(default_joint_pos)), dtype=wp.float32)
+    state.feet_peak_height, state.encoder_bias = wp.zeros((n, len(feet))), wp.zeros((n, len(default_joint_pos)))
     state.body_com, state.body_mass, state.body_inertia = m.body_com, m.body_mass, m.body_inertia
     state.bodies_per_world = m.body_count // max(1, m.world_count)
     state.terrain_level, state.terrain_margin = wp.zeros(n, dtype=wp.float32), 0.0
