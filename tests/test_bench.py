@@ -78,7 +78,7 @@ def test_ratio_table_divides_by_the_faster_peer():
 
 def test_the_same_robot_in_mujoco_is_a_peer_of_the_unitree_ids():
     """Go1Velocity-v0's MuJoCo peer steps as many worlds of the same MJCF (env-steps x 4 substeps = its MuJoCo
-    steps), and the ratio table sets one process against one thread and K shards against K threads at the same
+    steps), so does the rough ID's, and the ratio table sets one process against one thread and K shards against K threads at the same
     world count."""
     pytest.importorskip("mujoco")
     from steel_envs.training.benchmarks.bench import BenchRow, mujoco_robot_peer, ratio_table
@@ -87,6 +87,8 @@ def test_the_same_robot_in_mujoco_is_a_peer_of_the_unitree_ids():
     row = mujoco_robot_peer(go1, 3, 4, 1)
     assert row.kind == "mujoco-1" and row.num_envs == 3 and row.env_steps_per_s > 0
     assert row.physics_steps_per_s == pytest.approx(4 * row.env_steps_per_s)
+    # The rough ID's peer is the same robot on flat ground (its height scan has no MuJoCo form).
+    assert mujoco_robot_peer("steel_envs/Go1VelocityRough-v0", 2, 2, 1).env_steps_per_s > 0
     rows = [
         BenchRow(go1, "steel-envs", 64, 1000.0),
         BenchRow(go1, "sharded-2", 64, 1500.0),

@@ -48,12 +48,13 @@ __all__ = ["BenchRow", "bench", "gymnasium_peer", "main", "plot", "ratio_table",
 
 _MUJOCO_PEERS = {"steel_envs/AntRun-v0": "Ant-v5", "steel_envs/HumanoidRun-v0": "Humanoid-v5"}
 _SAME_ROBOT_PEERS = {
-    "steel_envs/Go1Velocity-v0": "GO1",
-    "steel_envs/G1Velocity-v0": "G1",
-    "steel_envs/Go1VelocityRough-v0": "GO1",
-    "steel_envs/G1VelocityRough-v0": "G1",
+    "steel_envs/Go1Velocity-v0": ("GO1", "steel_envs/Go1Velocity-v0"),
+    "steel_envs/G1Velocity-v0": ("G1", "steel_envs/G1Velocity-v0"),
+    "steel_envs/Go1VelocityRough-v0": ("GO1", "steel_envs/Go1Velocity-v0"),
+    "steel_envs/G1VelocityRough-v0": ("G1", "steel_envs/G1Velocity-v0"),
 }
-"""IDs whose robot :func:`mujoco_robot_peer` builds in MuJoCo (its MJCF; MuJoCo's is on flat ground for all four)."""
+"""IDs whose robot :func:`mujoco_robot_peer` builds in MuJoCo: the model and the flat ID whose contract (gains,
+control dt) it takes. MuJoCo's robot stands on flat ground for all four (no height scan, no terrain)."""
 
 
 @dataclass
@@ -289,8 +290,9 @@ def mujoco_robot_peer(env_id: str, num_envs: int, steps: int, threads: int) -> B
     from steel_envs import assets
     from steel_envs.deployment import contract_of
 
-    robot = getattr(assets, _SAME_ROBOT_PEERS[env_id])
-    env = steel_envs.make_vec(env_id, num_envs=1, device="cpu", randomize=False)
+    robot_name, flat_id = _SAME_ROBOT_PEERS[env_id]
+    robot = getattr(assets, robot_name)
+    env = steel_envs.make_vec(flat_id, num_envs=1, device="cpu", randomize=False)
     env.reset(seed=0)
     contract = contract_of(env)
     twin = MujocoTwin(robot, contract, num_worlds=threads, physics_dt=float(env.physics_dt))
