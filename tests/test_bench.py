@@ -78,8 +78,8 @@ def test_ratio_table_divides_by_the_faster_peer():
 
 def test_the_same_robot_in_mujoco_is_a_peer_of_the_unitree_ids():
     """Go1Velocity-v0's MuJoCo peer steps as many worlds of the same MJCF (env-steps x 4 substeps = its MuJoCo
-    steps), so does the rough ID's, and the ratio table sets one process against one thread and K shards against K threads at the same
-    world count."""
+    steps), so does the rough ID's, and the ratio table sets one process against one thread and K shards against K
+    threads at the same world count."""
     pytest.importorskip("mujoco")
     from steel_envs.training.benchmarks.bench import BenchRow, mujoco_robot_peer, ratio_table
 
