@@ -117,9 +117,7 @@ def vendor(wheel: Path, out: Path) -> None:
     Raises:
         ValueError: If the wheel's sha256 is not :data:`WHEEL_SHA256`.
     """
-    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
-    if digest != WHEEL_SHA256:
-        raise ValueError(f"wheel: expected sha256 {WHEEL_SHA256} ({WHEEL_NAME}), got {digest}")
+    check_wheel(wheel, WHEEL_SHA256, WHEEL_NAME)
     with zipfile.ZipFile(wheel) as zf:
         license_text = zf.read(LICENSE_IN_WHEEL)
         for robot, (xml, _) in ROBOTS.items():
@@ -140,6 +138,17 @@ def vendor(wheel: Path, out: Path) -> None:
                 after_total += len(simplified)
             (folder / "PROVENANCE.md").write_text(_provenance(robot, rows, xml, (before_total, after_total)))
             print(f"{robot}: {before_total:,} -> {after_total:,} bytes")
+
+
+def check_wheel(wheel: Path, sha256: str, name: str) -> None:
+    """Refuse a wheel file whose sha256 is not ``sha256`` (that of ``name``).
+
+    Raises:
+        ValueError: Naming the expected and the found digest.
+    """
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    if digest != sha256:
+        raise ValueError(f"wheel: expected sha256 {sha256} ({name}), got {digest}")
 
 
 def command_line(argv: list[str] | None, description: str, wheel_name: str, write: Callable[[Path, Path], None]):

