@@ -48,8 +48,9 @@ class UnitreeSceneConfig(TaskConfig):
     explicit PD law clamped by the motor's torque-speed line (stall torque = the effort limit, no-load speed = the
     velocity limit). The explicit models compute ``control.joint_f`` with :mod:`newton.actuators` every physics step."""
     actuator_delay: tuple[int, int] = (0, 4)
-    """(low, high) delay of ``actuator="delayed_pd"`` [physics steps of 5 ms], drawn per world at each reset
-    (ours: 0-20 ms, the range of Isaac Lab's delayed actuators in physics steps)."""
+    """(low, high) delay of ``actuator="delayed_pd"`` [physics steps of 5 ms], drawn per world at each reset, as Isaac
+    Lab's ``DelayedPDActuator`` draws its ``min_delay``-``max_delay`` physics steps per environment (the 0-20 ms
+    range is ours: mjlab's Go1/G1 configurations have no delay)."""
 
     field_ranges = declare(
         joint_noise=at_least(0.0, "a noise half-width [rad]"),
