@@ -68,6 +68,29 @@ _G1_7520_22 = _Actuator(_two_stage_planetary((0.489e-4, 0.109e-4, 0.738e-4), (1,
 _G1_4010 = _Actuator(_two_stage_planetary((0.068e-4, 0.0, 0.0), (1, 5, 5)), 5.0, 22.0)
 
 
+def _set_position_drives(
+    builder: newton.ModelBuilder,
+    dofs: list[int],
+    coords: list[int],
+    stiffness: np.ndarray,
+    damping: np.ndarray,
+    effort_limit: np.ndarray,
+    velocity_limit: np.ndarray,
+    pose: np.ndarray,
+) -> None:
+    """Position drives on the given DOFs of ``builder`` (one entry of each array per DOF, in order): gains, effort
+    and velocity limits, and the target and the coordinate set to ``pose`` (coordinates have the joint_q layout)."""
+    import newton
+
+    for i, (dof, coord) in enumerate(zip(dofs, coords, strict=True)):
+        builder.joint_target_mode[dof] = int(newton.JointTargetMode.POSITION)
+        builder.joint_target_ke[dof] = float(stiffness[i])
+        builder.joint_target_kd[dof] = float(damping[i])
+        builder.joint_effort_limit[dof] = float(effort_limit[i])
+        builder.joint_velocity_limit[dof] = float(velocity_limit[i])
+        builder.joint_target_q[coord] = builder.joint_q[coord] = float(pose[i])
+
+
 def per_joint(joints: tuple[str, ...], rules: dict[str, object], default: object = None) -> list:
     """The value of the one rule whose regex fully matches each joint name (mjlab's name patterns).
 
@@ -161,8 +184,6 @@ class RobotModel:
         Raises:
             ValueError: If the imported model's actuated joints differ from :attr:`joints`.
         """
-        import newton
-
         joint_start, shape_start = builder.joint_count, builder.shape_count
         builder.add_mjcf(str(self.mjcf), xform=xform, floating=True, enable_self_collisions=enable_self_collisions)
         added = range(joint_start, builder.joint_count)
@@ -171,15 +192,18 @@ class RobotModel:
             raise ValueError(f"{self.mjcf.name}: expected joints {self.joints}, the importer made {names}")
         dofs = [builder.joint_qd_start[j] for j in added][1:]
         coords = [builder.joint_q_start[j] for j in added][1:]
-        for i, (dof, coord) in enumerate(zip(dofs, coords, strict=True)):
-            builder.joint_target_mode[dof] = int(newton.JointTargetMode.POSITION)
-            builder.joint_target_ke[dof] = float(self.stiffness[i])
-            builder.joint_target_kd[dof] = float(self.damping[i])
+        _set_position_drives(
+            builder,
+            dofs,
+            coords,
+            self.stiffness,
+            self.damping,
+            self.effort_limit,
+            self.velocity_limit,
+            self.standing_pose,
+        )
+        for i, dof in enumerate(dofs):
             builder.joint_armature[dof] = float(self.armature[i])
-            builder.joint_effort_limit[dof] = float(self.effort_limit[i])
-            builder.joint_velocity_limit[dof] = float(self.velocity_limit[i])
-            # Position targets and coordinates have the joint_q layout (7 coordinates of the free base first).
-            builder.joint_target_q[coord] = builder.joint_q[coord] = float(self.standing_pose[i])
         for s in range(shape_start, builder.shape_count):
             if builder.shape_label[s].rsplit("/", 1)[-1] in self.feet:
                 builder.shape_material_mu[s] = self.foot_friction
@@ -311,13 +335,10 @@ class ArmModel:
         if names != self.joints:
             raise ValueError(f"{self.mjcf.name}: expected joints {self.joints}, the importer made {names}")
         dofs = [builder.joint_qd_start[j] for j in moving]
-        for i, (dof, coord) in enumerate(zip(dofs, (builder.joint_q_start[j] for j in moving), strict=True)):
-            builder.joint_target_mode[dof] = int(newton.JointTargetMode.POSITION)
-            builder.joint_target_ke[dof] = float(self.stiffness[i])
-            builder.joint_target_kd[dof] = float(self.damping[i])
-            builder.joint_effort_limit[dof] = float(self.effort_limit[i])
-            builder.joint_velocity_limit[dof] = float(self.velocity_limit[i])
-            builder.joint_target_q[coord] = builder.joint_q[coord] = float(self.home[i])
+        coords = [builder.joint_q_start[j] for j in moving]
+        _set_position_drives(
+            builder, dofs, coords, self.stiffness, self.damping, self.effort_limit, self.velocity_limit, self.home
+        )
         return dofs
 
 
@@ -346,7 +367,7 @@ PANDA = ArmModel(
     hand_body="hand",
 )
 """Franka Emika Panda with its hand: 11 bodies (link0 welded to the world), 7 hinges and 2 finger slides (9 DOFs,
-the second finger mimicking the first), 18.0 kg."""
+the second finger mimicking the first), 17.5 kg."""
 
 ROBOTS = {robot.name: robot for robot in (GO1, G1, PANDA)}
 """Every vendored model by folder name."""

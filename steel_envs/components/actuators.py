@@ -117,13 +117,13 @@ class ExplicitActuators:
         if not 0 <= low <= high:
             raise ValueError(f"actuator_delay: expected (low, high) physics steps with 0 <= low <= high, got {delay!r}")
         self.env = weakref.proxy(env)  # no env <-> component cycle: the env goes with its last reference
-        self.model, self.joints, self.delay = model, len(dofs), (low, high)
+        self.joints, self.delay = len(dofs), (low, high)
         n, device = env.num_envs, env.wp_device
         dof_start = env.model.joint_dof_world_start.numpy()[:n].astype(np.int64)
         coord_start = env.model.joint_coord_world_start.numpy()[:n].astype(np.int64)
 
-        def per_actuator(values: np.ndarray, dtype: type = wp.float32) -> wp.array:
-            return wp.array(np.tile(np.asarray(values, np.float64), n), dtype=dtype, device=device)
+        def per_actuator(values: np.ndarray) -> wp.array:
+            return wp.array(np.tile(np.asarray(values, np.float64), n), dtype=wp.float32, device=device)
 
         def indices(start: np.ndarray, offsets: np.ndarray) -> wp.array:
             flat = (start[:, None] + np.asarray(offsets, np.int64)[None, :]).reshape(-1)
