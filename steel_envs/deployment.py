@@ -302,13 +302,7 @@ def read_contract(path: str | os.PathLike) -> PolicyContract:
         raise ValueError(f"policy: {path} is not a file")
     text = None
     if path.lower().endswith(".onnx"):
-        import onnxruntime  # the train extra's, as for playing the file
-
-        try:
-            session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
-        except Exception as e:  # onnxruntime raises its own classes (InvalidProtobuf, Fail, ...)
-            raise ValueError(f"policy: {path} is not a readable ONNX model ({type(e).__name__})") from None
-        text = session.get_modelmeta().custom_metadata_map.get("steel_envs.contract")
+        text = _onnx_session(path).get_modelmeta().custom_metadata_map.get("steel_envs.contract")
     else:
         import torch
 
@@ -318,11 +312,7 @@ def read_contract(path: str | os.PathLike) -> PolicyContract:
         except RuntimeError:
             raise ValueError(f"policy: {path} is neither an .onnx nor a TorchScript file") from None
         if extra[EXPORT_METADATA]:
-            try:
-                record = json.loads(extra[EXPORT_METADATA])
-            except json.JSONDecodeError:
-                raise ValueError(f"policy: {path}'s {EXPORT_METADATA} is not JSON") from None
-            text = record.get("contract") if isinstance(record, dict) else None
+            text = _record(extra[EXPORT_METADATA], path).get("contract")
     if text is None:
         raise ValueError(f"policy: {path} carries no deployment contract; export it again with steel-envs export")
     try:
@@ -367,3 +357,24 @@ def _tuples(raw: Mapping[str, Any], *names: str) -> dict[str, tuple]:
 
 def _tuple_or_str(value: Any) -> tuple | str:
     return value if isinstance(value, str) else tuple(value)
+
+
+def _onnx_session(path: str):
+    """An onnxruntime session of ``path``; a file onnxruntime cannot read is refused in one line."""
+    import onnxruntime  # the train extra's, as for playing the file
+
+    try:
+        return onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    except Exception as e:  # onnxruntime raises its own classes (InvalidProtobuf, Fail, ...)
+        raise ValueError(f"policy: {path} is not a readable ONNX model ({type(e).__name__})") from None
+
+
+def _record(text: str, path: str) -> dict:
+    """The task record of an exported TorchScript file (its :data:`EXPORT_METADATA` extra file)."""
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError:
+        record = None
+    if not isinstance(record, dict):
+        raise ValueError(f"policy: {path}'s {EXPORT_METADATA} is not a JSON object")
+    return record

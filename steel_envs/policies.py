@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .deployment import EXPORT_METADATA, PolicyContract
+from .deployment import EXPORT_METADATA, PolicyContract, _onnx_session, _record
 
 __all__ = [
     "REFERENCE_DIR",
@@ -145,27 +145,6 @@ def _check_fits(path: str, env, trained_on: str | None, obs_dim: int | None, act
             f"policy: {path} maps {obs_dim} observations to {action_dim} actions; {env_id or 'the env'} has "
             f"{sizes[0]} and {sizes[1]}"
         )
-
-
-def _onnx_session(path: str):
-    """An onnxruntime session of ``path``; a file onnxruntime cannot read is refused in one line."""
-    import onnxruntime
-
-    try:
-        return onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
-    except Exception as e:  # onnxruntime raises its own classes (InvalidProtobuf, Fail, ...)
-        raise ValueError(f"policy: {path} is not a readable ONNX model ({type(e).__name__})") from None
-
-
-def _record(text: str, path: str) -> dict:
-    """The task record of an exported TorchScript file (its :data:`EXPORT_METADATA` extra file)."""
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError:
-        record = None
-    if not isinstance(record, dict):
-        raise ValueError(f"policy: {path}'s {EXPORT_METADATA} is not a JSON object")
-    return record
 
 
 def _contract(text: str, path: str) -> PolicyContract:
