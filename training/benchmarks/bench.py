@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import os
 import re
@@ -352,10 +353,10 @@ def bench(
     featherstone: bool = True,
     repeats: int = 1,
 ) -> list[BenchRow]:
-    """Measure every ID at every world count (also split over ``shards`` CPU processes when > 1), then the
-    Gymnasium peers; see the module docstring. ``featherstone=False`` skips the SolverFeatherstone row (its kernels
-    cost a first-use compile, which a time-boxed GPU check cannot spare); ``repeats`` > 1 reports the median of
-    that many runs of each measurement (the lower median for an even count)."""
+    """Measure every ID at every world count (also split over ``shards`` CPU processes when > 1), then its MuJoCo
+    peers (the same robot, or a Gymnasium task); see the module docstring. ``featherstone=False`` skips the
+    SolverFeatherstone row (its kernels cost a first-use compile, which a time-boxed GPU check cannot spare);
+    ``repeats`` > 1 reports the median of that many runs of each measurement (the lower median for an even count)."""
     rows: list[BenchRow] = []
     for env_id in env_ids:
         for n in world_counts:
@@ -363,59 +364,53 @@ def bench(
             rows += _median_runs(repeats, _measure_env, env_id, n, steps, device, featherstone)
             if shards > 1 and n >= shards:
                 rows += _median_runs(repeats, _measure_sharded, env_id, n, shards, steps)
-        if peers and env_id in _SAME_ROBOT_PEERS:
-            try:
-                import mujoco
-            except ImportError:
-                progress(f"skipping the MuJoCo peer of {env_id}: mujoco is not installed (pip install -e '.[bench]')")
-                continue
+        gym_id = _MUJOCO_PEERS.get(env_id)
+        if not peers or (gym_id is None and env_id not in _SAME_ROBOT_PEERS):
+            continue
+        if importlib.util.find_spec("mujoco") is None:
+            progress(f"skipping the MuJoCo peers of {env_id}: mujoco is not installed (pip install -e '.[bench]')")
+            continue
+        if env_id in _SAME_ROBOT_PEERS:
             for n in world_counts:
                 for threads in sorted({1, os.cpu_count() or 1}):
                     progress(f"MuJoCo {env_id} x {n} on {threads} thread(s)")
                     rows += _median_runs(repeats, mujoco_robot_peer, env_id, n, steps, threads)
-        gym_id = _MUJOCO_PEERS.get(env_id)
-        if not peers or gym_id is None:
-            continue
-        try:
-            import mujoco  # noqa: F401
-        except ImportError:
-            progress(f"skipping the Gymnasium {gym_id} peers: mujoco is not installed (pip install -e '.[bench]')")
-            continue
-        cores = os.cpu_count() or 1
-        for mode, n in (("sync", 8), ("async", cores)):
-            progress(f"Gymnasium {gym_id} {mode} x {n}")
-            rows += _median_runs(repeats, gymnasium_peer, gym_id, mode, n, steps)
+        if gym_id is not None:
+            for mode, n in (("sync", 8), ("async", os.cpu_count() or 1)):
+                progress(f"Gymnasium {gym_id} {mode} x {n}")
+                rows += _median_runs(repeats, gymnasium_peer, gym_id, mode, n, steps)
     return rows
+
+
+def _ratio_line(r: BenchRow, label: str, peer: BenchRow) -> str:
+    """One line of :func:`ratio_table`: ``r``'s env-steps/s, the peer's (``label`` names it) and their ratio."""
+    return (
+        f"{r.env_id.split('/')[-1]:18s} {r.kind:12s} {r.num_envs:6d} {r.env_steps_per_s:12,.0f}   "
+        f"{label}: {peer.env_steps_per_s:10,.0f}   {r.env_steps_per_s / peer.env_steps_per_s:5.2f}x"
+    )
 
 
 def ratio_table(rows: list[BenchRow]) -> str:
     """Per ID with a MuJoCo peer and world count: env-steps/s of one process and of the sharded run, each over the
-    faster Gymnasium peer's (the faster of SyncVectorEnv and AsyncVectorEnv); empty without peers."""
+    faster Gymnasium peer's (the faster of SyncVectorEnv and AsyncVectorEnv), or over the same robot's in MuJoCo on
+    as many threads at the same world count; empty without peers."""
     lines = []
+    ours = [r for r in rows if r.kind == "steel-envs" or r.kind.startswith("sharded")]
     for env_id, gym_id in _MUJOCO_PEERS.items():
         peers = [r for r in rows if r.env_id == gym_id and r.kind.startswith("gymnasium")]
         if not peers:
             continue
         peer = max(peers, key=lambda r: r.env_steps_per_s)
-        for r in rows:
-            if r.env_id == env_id and (r.kind == "steel-envs" or r.kind.startswith("sharded")):
-                lines.append(
-                    f"{env_id.split('/')[-1]:18s} {r.kind:12s} {r.num_envs:6d} {r.env_steps_per_s:12,.0f}   "
-                    f"{gym_id} {peer.kind[10:]} x {peer.num_envs}: {peer.env_steps_per_s:10,.0f}   "
-                    f"{r.env_steps_per_s / peer.env_steps_per_s:5.2f}x"
-                )
-    for r in rows:
-        if r.env_id not in _SAME_ROBOT_PEERS or not (r.kind == "steel-envs" or r.kind.startswith("sharded")):
+        label = f"{gym_id} {peer.kind[10:]} x {peer.num_envs}"
+        lines += [_ratio_line(r, label, peer) for r in ours if r.env_id == env_id]
+    for r in ours:
+        if r.env_id not in _SAME_ROBOT_PEERS:
             continue
         threads = 1 if r.kind == "steel-envs" else int(r.kind.split("-")[1])
         same = (p for p in rows if p.env_id == r.env_id and p.kind == f"mujoco-{threads}" and p.num_envs == r.num_envs)
         peer = next(same, None)
         if peer is not None:
-            lines.append(
-                f"{r.env_id.split('/')[-1]:18s} {r.kind:12s} {r.num_envs:6d} {r.env_steps_per_s:12,.0f}   "
-                f"same robot, MuJoCo on {threads} thread(s): {peer.env_steps_per_s:10,.0f}   "
-                f"{r.env_steps_per_s / peer.env_steps_per_s:5.2f}x"
-            )
+            lines.append(_ratio_line(r, f"same robot, MuJoCo on {threads} thread(s)", peer))
     return "\n".join(["ratio against the faster MuJoCo peer:", *lines]) if lines else ""
 
 
