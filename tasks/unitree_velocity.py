@@ -223,9 +223,8 @@ class UnitreeVelocityConfig(UnitreeSceneConfig):
 # tracking error at the zero policy's, as on QuadrupedVelocity; with entropy 0.01 the std (of mjlab's actions clipped at
 # 1) grew from 0.5 to 0.83 within 490 iterations, with 0.005 it fell (to 0.34 in 300 iterations).
 _PPO = PpoConfig(
-    # 6 M env-steps, the Go1 budget (the target is "within 12 M"): 977 iterations of 256 worlds x 24 steps. A
-    # 12 M seed plateaued by 3 M env-steps (training tracking error 0.24 m/s at 3 M, 0.22 at 12 M) and took ~3 h on
-    # 2 cores, more than one sitting.
+    # 6 M env-steps, the Go1 budget: 977 iterations of 256 worlds x 24 steps (the tracking error levels off by 3 M;
+    # the CHANGELOG has the measurement).
     max_iterations=977,
     actor_hidden_dims=(512, 256, 128),
     critic_hidden_dims=(512, 256, 128),

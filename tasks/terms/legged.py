@@ -465,14 +465,16 @@ def height_scan(s: Any, w: int, i: int) -> float:
     """Height of the base above the ground at scan point ``i`` (``scan_points[i]`` in the base's yaw frame) [m]:
     a lookup in the terrain's heights, which the robot's own shapes are not part of."""
     base = wp.transform_get_translation(s.body_q[s.body_world_start[w] + s.base])
-    q = _base_rotation(s, w)
-    forward = wp.quat_rotate(q, wp.vec3(1.0, 0.0, 0.0))
-    yaw = wp.atan2(forward[1], forward[0])
-    c, sn = wp.cos(yaw), wp.sin(yaw)
+    yaw = _heading(_base_rotation(s, w))
+    return base[2] - _scan_ground(s, base, wp.cos(yaw), wp.sin(yaw), i)
+
+
+@wp.func
+def _scan_ground(s: Any, base: wp.vec3, c: float, sn: float, i: int) -> float:
+    """The ground's height [m] under scan point ``i`` (``scan_points[i]`` in the frame of a base at ``base`` turned
+    by the yaw whose cosine and sine are ``c``, ``sn``)."""
     p = s.scan_points[i]
-    x = base[0] + c * p[0] - sn * p[1]
-    y = base[1] + sn * p[0] + c * p[1]
-    return base[2] - _ground_height(s, x, y)
+    return _ground_height(s, base[0] + c * p[0] - sn * p[1], base[1] + sn * p[0] + c * p[1])
 
 
 @term("t_air", source="mjlab foot_air_time")
@@ -834,15 +836,14 @@ def _terrain_normal(s: Any, w: int) -> wp.vec3:
     if n < 3:
         return wp.vec3(0.0, 0.0, 1.0)
     base = wp.transform_get_translation(s.body_q[s.body_world_start[w] + s.base])
-    forward = wp.quat_rotate(_base_rotation(s, w), wp.vec3(1.0, 0.0, 0.0))
-    yaw = wp.atan2(forward[1], forward[0])
+    yaw = _heading(_base_rotation(s, w))
     c, sn = wp.cos(yaw), wp.sin(yaw)
     mx, my, mz = float(0.0), float(0.0), float(0.0)
     for i in range(n):
         p = s.scan_points[i]
         mx += p[0]
         my += p[1]
-        mz += _ground_height(s, base[0] + c * p[0] - sn * p[1], base[1] + sn * p[0] + c * p[1])
+        mz += _scan_ground(s, base, c, sn, i)
     inv = 1.0 / float(n)
     mx, my, mz = mx * inv, my * inv, mz * inv
     sxx, syy, sxy, sxz, syz = float(0.0), float(0.0), float(0.0), float(0.0), float(0.0)
@@ -850,7 +851,7 @@ def _terrain_normal(s: Any, w: int) -> wp.vec3:
         p = s.scan_points[i]
         dx = p[0] - mx
         dy = p[1] - my
-        dz = _ground_height(s, base[0] + c * p[0] - sn * p[1], base[1] + sn * p[0] + c * p[1]) - mz
+        dz = _scan_ground(s, base, c, sn, i) - mz
         sxx += dx * dx
         syy += dy * dy
         sxy += dx * dy
