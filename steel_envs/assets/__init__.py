@@ -315,7 +315,7 @@ class ArmModel:
 
     def add_to(self, builder: newton.ModelBuilder, *, xform: object = None) -> list[int]:
         """Add the arm to ``builder`` welded to the world at ``xform`` (``wp.transform``; None: the origin): the MJCF
-        through Newton's importer (collision from the model's meshes and boxes, without collisions between the arm's
+        through Newton's importer (collision from the model's boxes and capsules, without collisions between the arm's
         own links; meshes of the ``visual`` class as visual shapes), then position drives at :attr:`home` with this
         model's gains and limits.
 
@@ -353,10 +353,10 @@ PANDA = ArmModel(
     name="franka_panda",
     mjcf=ASSET_ROOT / "franka_panda" / "panda.xml",
     joints=_PANDA_JOINTS,
-    # panda.xml:281, keyframe "home": the hand above the table, pointing down, fingers open.
+    # panda.xml:270, keyframe "home": the hand above the table, pointing down, fingers open.
     home=np.array([0.0, 0.0, 0.0, -1.57079, 0.0, 1.57079, -0.7853, 0.04, 0.04], np.float32),
-    # panda.xml:265-274: position actuators kp 4500 / 3500 / 2000, kd a tenth (biasprm), forces 87 / 12 N m
-    # (panda.xml:10 the class default 87). panda.xml:253-258, 276: the fingers' tendon (half of each finger) is
+    # panda.xml:254-263: position actuators kp 4500 / 3500 / 2000, kd a tenth (biasprm), forces 87 / 12 N m
+    # (panda.xml:10 the class default 87). panda.xml:242-247, 265: the fingers' tendon (half of each finger) is
     # driven with kp 100, kd 10, +-100 N: per finger half of each.
     stiffness=_panda({"joint[12]": 4500.0, "joint[34]": 3500.0, "joint[567]": 2000.0, "finger_joint.": 50.0}),
     damping=_panda({"joint[12]": 450.0, "joint[34]": 350.0, "joint[567]": 200.0, "finger_joint.": 5.0}),
