@@ -58,8 +58,11 @@ def simplify_mesh(data: bytes, file_type: str, fraction: float, low: int, high: 
     import numpy as np
     import trimesh
 
-    # trimesh merges the mesh's per-triangle vertices, so the decimation sees a connected mesh.
+    # The decimation needs a connected mesh: merge the per-triangle vertices by position alone. trimesh keeps apart
+    # vertices with different normals or texture coordinates (an OBJ's seams), and a shell decimated along seams
+    # falls apart: the Panda's link1.obj kept 11 % of its volume, and rendered as scattered fragments.
     mesh = trimesh.load(io.BytesIO(data), file_type=file_type, force="mesh", process=True)
+    mesh.merge_vertices(merge_tex=True, merge_norm=True)
     before = len(mesh.faces)
     keep = min(before, max(low, min(high, round(fraction * before))))
     if keep < before:
