@@ -114,3 +114,16 @@ def test_play_runs_a_module_function_policy():
     r = play(policy="steel_envs.tasks.cartpole_swingup:scripted_policy", env_id=SWINGUP, episodes=2, num_envs=2)
     assert r["env_id"] == SWINGUP and r["lengths"] == [500, 500]
     assert min(r["returns"]) >= 380.0
+
+
+def test_panda_reach_scripted_policy_reaches_most_first_targets_within_4_s():
+    """Damped least squares on the MJCF's kinematics, 8 worlds: the hand is within 2 cm and 0.2 rad of the first
+    target at step 120, when it is redrawn, in at least 6 of 8 worlds (32 worlds measured: 94 %)."""
+    from steel_envs.tasks import panda_reach
+
+    env = steel_envs.make_vec("steel_envs/PandaReach-v0", num_envs=8, device="cpu", seed=4)
+    obs = env.reset(seed=4)[0]
+    for _ in range(120):
+        obs, _, _, _, info = env.step(panda_reach.scripted_policy(obs))
+    assert info["success"].sum() >= 6, info["success"]
+    env.close()

@@ -1,0 +1,503 @@
+"""``steel_envs/PandaReach-v0``: bring the Franka Panda's hand to a sampled pose, Isaac Lab's ``Reach-Franka``
+recipe (``isaaclab_tasks/manager_based/manipulation/reach``: ``reach_env_cfg.py`` and ``config/franka``)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import warp as wp
+from steel_envs.envs.panda import (
+    ARM_JOINTS,
+    ARM_LOWER,
+    ARM_UPPER,
+    HAND_BODY,
+    PandaScene,
+    PandaSceneConfig,
+    target_to_action,
+)
+
+from steel_envs.assets import PANDA
+from steel_envs.ranges import any_value, at_least, declare, positive
+from steel_envs.registration import register_task
+from steel_envs.spec import EpisodeMetric, ObservationBlock, RewardTerm, term
+from steel_envs.torch_views import to_torch
+from steel_envs.train_config import PpoConfig
+
+__all__ = ["PandaReachConfig", "PandaReachEnv", "PandaReachSingleEnv"]
+
+_DT = 4.0 / 120.0
+"""Control step [s]; Isaac Lab's reward manager multiplies each weight by it, so the weights here carry it."""
+_JOINTS = len(PANDA.joints)
+
+
+@dataclass(kw_only=True)
+class PandaReachConfig(PandaSceneConfig):
+    """Isaac Lab's Reach-Franka command ranges and reward weights (per control step: Isaac Lab's times 1/30 s)."""
+
+    target_x: tuple[float, float] = (0.35, 0.65)
+    """Range of the target's x [m] (reach_env_cfg.py ``ranges.pos_x``)."""
+    target_y: tuple[float, float] = (-0.2, 0.2)
+    """Range of the target's y [m] (``pos_y``)."""
+    target_z: tuple[float, float] = (0.15, 0.5)
+    """Range of the target's z [m] (``pos_z``)."""
+    target_yaw: tuple[float, float] = (-math.pi, math.pi)
+    """Range of the target's yaw about the world z [rad]; its roll is 0 and its pitch pi, the hand pointing down
+    (config/franka ``ranges.pitch = (pi, pi)``)."""
+    resample_time: float = 4.0
+    """Seconds between target draws within an episode (``resampling_time_range = (4.0, 4.0)``)."""
+    position_weight: float = -0.2 * _DT
+    """Weight of ``position_tracking`` (the hand's distance to the target)."""
+    position_fine_weight: float = 0.1 * _DT
+    """Weight of ``position_tracking_fine`` (1 - tanh(distance / 0.1 m))."""
+    orientation_weight: float = -0.1 * _DT
+    """Weight of ``orientation_tracking`` (the rotation angle between the hand and the target)."""
+    action_rate_weight: float = -0.0001 * _DT
+    """Weight of ``action_rate_l2``."""
+    joint_vel_weight: float = -0.0001 * _DT
+    """Weight of ``joint_vel_l2``."""
+    success_position: float = 0.02
+    """Largest distance of the hand to the target [m] that counts as success."""
+    success_orientation: float = 0.2
+    """Largest rotation angle of the hand from the target [rad] that counts as success."""
+
+    field_ranges = declare(
+        target_x=any_value("a (low, high) coordinate range [m]"),
+        target_y=any_value("a (low, high) coordinate range [m]"),
+        target_z=at_least(0.05, "a (low, high) height range [m] above the ground"),
+        target_yaw=any_value("a (low, high) angle range [rad]"),
+        resample_time=positive("a period [s]"),
+        position_weight=any_value("a signed reward weight per step"),
+        position_fine_weight=any_value("a signed reward weight per step"),
+        orientation_weight=any_value("a signed reward weight per step"),
+        action_rate_weight=any_value("a signed reward weight per step"),
+        joint_vel_weight=any_value("a signed reward weight per step"),
+        success_position=positive("a distance [m]"),
+        success_orientation=positive("an angle [rad]"),
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("target_x", "target_y", "target_z", "target_yaw"):
+            low, high = getattr(self, name)
+            if not low <= high:
+                raise ValueError(f"{name}: expected (low, high) with low <= high, got {getattr(self, name)!r}")
+
+
+@wp.struct
+class PandaReachState:
+    """What PandaReach's terms read: the arm's state, each world's target pose and buffers, the task's parameters."""
+
+    body_world_start: wp.array[wp.int32]
+    coord_world_start: wp.array[wp.int32]
+    dof_world_start: wp.array[wp.int32]
+    body_q: wp.array[wp.transform]
+    joint_q: wp.array[wp.float32]
+    joint_qd: wp.array[wp.float32]
+    home: wp.array[wp.float32]
+    """(9,) the home pose [rad, m]: the zero of the joint observations."""
+    targets: wp.array[wp.transform]
+    """(num_envs,) each world's target pose of the hand, world frame (the arm's base frame)."""
+    actions: wp.array2d[wp.float32]
+    last_actions: wp.array2d[wp.float32]
+    success: wp.array[wp.bool]
+    success_position: wp.float32
+    success_orientation: wp.float32
+
+
+@wp.func
+def _hand(s: Any, w: int) -> wp.transform:
+    return s.body_q[s.body_world_start[w] + HAND_BODY]
+
+
+@wp.func
+def _position_error(s: Any, w: int) -> float:
+    return wp.length(wp.transform_get_translation(_hand(s, w)) - wp.transform_get_translation(s.targets[w]))
+
+
+@wp.func
+def _orientation_error(s: Any, w: int) -> float:
+    """Rotation angle [rad] between the hand and the target: 2 acos |(q_target q_hand^-1)_w| (Isaac Lab's
+    ``quat_error_magnitude``)."""
+    dq = wp.transform_get_rotation(s.targets[w]) * wp.quat_inverse(wp.transform_get_rotation(_hand(s, w)))
+    return 2.0 * wp.acos(wp.min(wp.abs(dq[3]), 1.0))
+
+
+@term("q - q_home")
+def joint_pos_rel(s: Any, w: int, j: int) -> float:
+    """Joint position relative to the home pose [rad, m]."""
+    return s.joint_q[s.coord_world_start[w] + j] - s.home[j]
+
+
+@term("qd")
+def joint_vel(s: Any, w: int, j: int) -> float:
+    """Joint velocity [rad/s, m/s]."""
+    return s.joint_qd[s.dof_world_start[w] + j]
+
+
+@term("(p_target, q_target)")
+def target_pose(s: Any, w: int) -> wp.transform:
+    """Target position [m] and orientation quaternion (x, y, z, w) [1] in the arm's base frame."""
+    return s.targets[w]
+
+
+@term("a_prev")
+def last_action(s: Any, w: int, j: int) -> float:
+    """The previous step's action [1]."""
+    return s.last_actions[w, j]
+
+
+@term("|p_hand - p_target|", source="Isaac Lab position_command_error")
+def position_tracking(s: Any, w: int) -> float:
+    """Distance of the hand to the target [m]."""
+    return _position_error(s, w)
+
+
+@term("1 - tanh(|p_hand - p_target| / 0.1)", source="Isaac Lab position_command_error_tanh")
+def position_tracking_fine(s: Any, w: int) -> float:
+    """1 at the target, falling to 0 over some tenths of a metre [1]."""
+    return 1.0 - wp.tanh(_position_error(s, w) / 0.1)
+
+
+@term("2 acos |(q_target q_hand^-1)_w|", source="Isaac Lab orientation_command_error")
+def orientation_tracking(s: Any, w: int) -> float:
+    """Rotation angle of the hand from the target [rad]."""
+    return _orientation_error(s, w)
+
+
+@term("sum_j (a_j - a_prev_j)^2", source="Isaac Lab action_rate_l2")
+def action_rate_l2(s: Any, w: int) -> float:
+    """Squared change of the actions since the last step [1]."""
+    total = float(0.0)
+    for j in range(s.actions.shape[1]):
+        d = s.actions[w, j] - s.last_actions[w, j]
+        total += d * d
+    return total
+
+
+@term("sum_j qd_j^2", source="Isaac Lab joint_vel_l2")
+def joint_vel_l2(s: Any, w: int) -> float:
+    """Squared arm joint velocities [(rad/s)^2]."""
+    total = float(0.0)
+    for j in range(ARM_JOINTS):
+        v = s.joint_qd[s.dof_world_start[w] + j]
+        total += v * v
+    return total
+
+
+@term("|p_hand - p_target|")
+def position_error(s: Any, w: int) -> float:
+    """Distance of the hand to the target [m] (a metric's step value)."""
+    return _position_error(s, w)
+
+
+@wp.kernel(enable_backward=False)
+def _draw_targets(
+    world_mask: wp.array[wp.bool],
+    episode_steps: wp.array[wp.int32],
+    period: wp.int32,
+    low: wp.vec4,
+    high: wp.vec4,
+    rng_state: wp.array[wp.uint32],
+    targets: wp.array[wp.transform],
+):
+    """Draw a target pose for the selected worlds (``world_mask``, at reset) and for the worlds whose episode reached
+    a multiple of ``period`` steps: position U(low, high) (x, y, z), the hand pointing down (roll 0, pitch pi) turned
+    by a yaw U(low.w, high.w)."""
+    w = wp.tid()
+    due = world_mask[w] or (period > 0 and episode_steps[w] > 0 and episode_steps[w] % period == 0)
+    if not due:
+        return
+    rng = rng_state[w]
+    p = wp.vec3(
+        low[0] + (high[0] - low[0]) * wp.randf(rng),
+        low[1] + (high[1] - low[1]) * wp.randf(rng),
+        low[2] + (high[2] - low[2]) * wp.randf(rng),
+    )
+    yaw = low[3] + (high[3] - low[3]) * wp.randf(rng)
+    rng_state[w] = rng
+    down = wp.quat_from_axis_angle(wp.vec3(0.0, 1.0, 0.0), wp.pi)  # roll 0, pitch pi (x-y-z Euler, world axes)
+    targets[w] = wp.transform(p, wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), yaw) * down)
+
+
+@wp.kernel(enable_backward=False)
+def _update_success(s: PandaReachState):
+    w = wp.tid()
+    s.success[w] = _position_error(s, w) <= s.success_position and _orientation_error(s, w) <= s.success_orientation
+
+
+@wp.kernel(enable_backward=False)
+def _store_last_actions(s: PandaReachState):
+    w, j = wp.tid()
+    s.last_actions[w, j] = s.actions[w, j]
+
+
+@wp.kernel(enable_backward=False)
+def _zero_last_actions(world_mask: wp.array[wp.bool], s: PandaReachState):
+    w, j = wp.tid()
+    if world_mask[w]:
+        s.last_actions[w, j] = 0.0
+
+
+class PandaReachEnv(PandaScene):
+    """Bring the Franka Panda's hand to a target pose, Isaac Lab's ``Isaac-Reach-Franka-v0`` recipe on SolverSteel.
+
+    ## Action space
+    | index | action | min | max | unit |
+    |---|---|---|---|---|
+    | 0-6 | joint1 .. joint7 position targets, 0 the home pose, +-1 the joint's limits (piecewise linear) | -1 | 1 | 1 |
+
+    ## Observation space
+    | index | observation | unit |
+    |---|---|---|
+    | 0-8 | joint positions relative to the home pose | rad, m |
+    | 9-17 | joint velocities | rad/s, m/s |
+    | 18-24 | target position and orientation quaternion | m, 1 |
+    | 25-31 | the previous step's actions | 1 |
+
+    Joints in ``steel_envs.assets.PANDA.joints`` order (joint1 .. joint7, both fingers); the target in the arm's base
+    frame, its quaternion (x, y, z, w).
+
+    ## Rewards
+    Isaac Lab's weights times the control step (1/30 s; its reward manager scales by the step), config fields, also
+    settable by term name (``reward_weights={"position_tracking": -0.01}``).
+
+    - ``reward_position_tracking = -0.2/30 * |p_hand - p_target|``
+    - ``reward_position_tracking_fine = 0.1/30 * (1 - tanh(|p_hand - p_target| / 0.1))``
+    - ``reward_orientation_tracking = -0.1/30 * angle(q_hand, q_target)``
+    - ``reward_action_rate_l2 = -0.0001/30 * sum_j (a_j - a_prev_j)^2``
+    - ``reward_joint_vel_l2 = -0.0001/30 * sum_j qd_j^2`` (the arm's joints)
+
+    The hand is the ``hand`` body of panda.xml (Isaac Lab's ``panda_hand``).
+
+    ## Target
+    Drawn at reset and every ``resample_time`` (4 s): position U(0.35, 0.65) x U(-0.2, 0.2) x U(0.15, 0.5) m,
+    orientation the hand pointing down (roll 0, pitch pi) at a yaw U(-pi, pi).
+
+    ## Starting state
+    The MJCF's home pose (the hand 0.62 m above the ground, pointing down), at rest; ``joint_noise`` adds U(-s, s)
+    [rad] on the arm joints.
+
+    ## Episode end
+    Truncated after 360 steps (12 s) or on a constraint overflow; terminated on a non-finite state. No success
+    termination: ``info["success"]`` says whether the hand is within ``success_position`` (2 cm) and
+    ``success_orientation`` (0.2 rad) of the target; evaluation counts it on the episode's last step.
+
+    ## Metrics (``info["episode"]``, per ended episode)
+    - ``position_error`` [m]: the hand's distance to the target, mean over the episode's steps.
+    """
+
+    config_cls = PandaReachConfig
+    config: PandaReachConfig
+    default_max_episode_steps = 360  # 12 s, reach_env_cfg.py episode_length_s
+    observations = (
+        ObservationBlock("joint_pos", _JOINTS, joint_pos_rel, "joint positions relative to the home pose", "rad, m"),
+        ObservationBlock("joint_vel", _JOINTS, joint_vel, "joint velocities", "rad/s, m/s"),
+        ObservationBlock("target_pose", 7, target_pose, "target position and orientation quaternion", "m, 1"),
+        ObservationBlock("actions", ARM_JOINTS, last_action, "the previous step's actions", "1"),
+    )
+    rewards = (
+        RewardTerm("position_tracking", position_tracking, weight="position_weight"),
+        RewardTerm("position_tracking_fine", position_tracking_fine, weight="position_fine_weight"),
+        RewardTerm("orientation_tracking", orientation_tracking, weight="orientation_weight"),
+        RewardTerm("action_rate_l2", action_rate_l2, weight="action_rate_weight"),
+        RewardTerm("joint_vel_l2", joint_vel_l2, weight="joint_vel_weight"),
+    )
+    metrics = (EpisodeMetric("position_error", position_error, "mean", "m", "the hand's distance to the target"),)
+    train_config = PpoConfig(
+        num_envs=256,
+        num_steps_per_env=24,
+        # 4 M env-steps, the issue's budget: 651 iterations of 256 worlds x 24 steps.
+        max_iterations=651,
+        actor_hidden_dims=(64, 64),
+        critic_hidden_dims=(64, 64),
+    )
+    """PPO settings of ``steel-envs train`` (Isaac Lab's Reach-Franka PPO: (64, 64) networks, 24 steps per env)."""
+
+    def goal_positions(self) -> np.ndarray:
+        """Each world's target position, (num_envs, 1, 3) [m]."""
+        return self.term_state.targets.numpy()[:, None, :3]
+
+    def _setup_task(self) -> None:
+        s, n, m = PandaReachState(), self.num_envs, self.model
+        s.body_world_start, s.coord_world_start = m.body_world_start, m.joint_coord_world_start
+        s.dof_world_start = m.joint_dof_world_start
+        s.body_q, s.joint_q, s.joint_qd = self.state_0.body_q, self.state_0.joint_q, self.state_0.joint_qd
+        s.home = wp.array(PANDA.home, dtype=wp.float32)
+        s.targets = wp.zeros(n, dtype=wp.transform)
+        s.actions, s.last_actions = self.actions, wp.zeros((n, ARM_JOINTS), dtype=wp.float32)
+        s.success = wp.zeros(n, dtype=wp.bool)
+        s.success_position = float(self.config.success_position)
+        s.success_orientation = float(self.config.success_orientation)
+        self.term_state = s
+        self.task_info = {"success": to_torch(s.success)}
+        self._resample_period = max(1, round(self.config.resample_time / self.control_dt))
+
+    def _draw_targets(self, world_mask: wp.array) -> None:
+        c = self.config
+        low = wp.vec4(c.target_x[0], c.target_y[0], c.target_z[0], c.target_yaw[0])
+        high = wp.vec4(c.target_x[1], c.target_y[1], c.target_z[1], c.target_yaw[1])
+        self.launch_per_world(
+            _draw_targets,
+            inputs=[world_mask, self.episode_steps, self._resample_period, low, high],
+            outputs=[self.rng_state, self.term_state.targets],
+        )
+
+    def _post_physics(self) -> None:
+        self.launch_per_world(_update_success, inputs=[self.term_state])
+
+    def _post_rewards(self) -> None:
+        wp.launch(_store_last_actions, (self.num_envs, ARM_JOINTS), inputs=[self.term_state], device=self.wp_device)
+        self._draw_targets(self._no_world)  # the worlds whose period is up (after this step's rewards)
+
+    def _reset_task(self, world_mask: wp.array) -> None:
+        wp.launch(
+            _zero_last_actions, (self.num_envs, ARM_JOINTS), inputs=[world_mask, self.term_state], device=self.wp_device
+        )
+        # success is left as the ended episode's last step set it: with same-step autoreset, info["success"] of that
+        # step is read after this reset; the next step's physics sets it anew.
+        self._draw_targets(world_mask)
+
+
+PandaReachSingleEnv = register_task("steel_envs/PandaReach-v0", PandaReachEnv)
+
+
+class _ArmKinematics:
+    """The Panda's forward kinematics in torch, from the vendored MJCF's body frames (panda.xml:124-199: each body's
+    ``pos`` and ``quat`` in its parent's frame, every arm joint a hinge about its body's z axis)."""
+
+    def __init__(self) -> None:
+        import xml.etree.ElementTree as ET
+
+        import torch
+
+        bodies = {b.get("name"): b for b in ET.parse(PANDA.mjcf).getroot().iter("body")}
+        frames = []
+        for name in (*(f"link{i}" for i in range(1, 8)), "hand"):
+            b = bodies[name]
+            pos = [float(x) for x in b.get("pos", "0 0 0").split()]
+            w, x, y, z = (float(v) for v in b.get("quat", "1 0 0 0").split())
+            n = math.sqrt(w * w + x * x + y * y + z * z)
+            w, x, y, z = w / n, x / n, y / n, z / n
+            rot = [
+                [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+            ]
+            frame = torch.eye(4, dtype=torch.float64)
+            frame[:3, :3], frame[:3, 3] = torch.tensor(rot, dtype=torch.float64), torch.tensor(pos, dtype=torch.float64)
+            frames.append(frame)
+        self.frames = torch.stack(frames)  # (8, 4, 4): link1 .. link7, then the hand
+
+    def joint_frames_and_hand(self, q):
+        """World frames (N, 7, 4, 4) of the arm joints (after their rotation) and the hand's (N, 4, 4), for joint
+        angles ``q`` (N, 7) [rad]."""
+        import torch
+
+        n = q.shape[0]
+        frame = torch.eye(4, dtype=torch.float64).expand(n, 4, 4)
+        joints = []
+        for i in range(ARM_JOINTS):
+            c, s = torch.cos(q[:, i]), torch.sin(q[:, i])
+            rz = torch.eye(4, dtype=torch.float64).repeat(n, 1, 1)
+            rz[:, 0, 0], rz[:, 0, 1], rz[:, 1, 0], rz[:, 1, 1] = c, -s, s, c
+            frame = frame @ self.frames[i] @ rz
+            joints.append(frame)
+        return torch.stack(joints, 1), frame @ self.frames[ARM_JOINTS]
+
+
+_KINEMATICS: _ArmKinematics | None = None
+_MAX_STEP = 0.15
+"""The scripted solver's largest joint target lead over the measured angle [rad]."""
+
+
+def _rotation_log(r):
+    """Axis-angle vectors (N, 3) [rad] of rotation matrices (N, 3, 3)."""
+    import torch
+
+    cos = ((r[:, 0, 0] + r[:, 1, 1] + r[:, 2, 2] - 1.0) / 2.0).clamp(-1.0, 1.0)
+    angle = torch.acos(cos)
+    axis = torch.stack([r[:, 2, 1] - r[:, 1, 2], r[:, 0, 2] - r[:, 2, 0], r[:, 1, 0] - r[:, 0, 1]], -1)
+    sin = torch.sin(angle)
+    small = sin.abs() < 1.0e-6
+    # Near pi the skew part vanishes: the axis is the column of R + I of largest norm.
+    near_pi = small & (cos < 0.0)
+    sym = r + torch.eye(3, dtype=r.dtype)
+    col = sym.norm(dim=1).argmax(-1)
+    axis_pi = sym[torch.arange(r.shape[0]), :, col]
+    axis_pi = axis_pi / axis_pi.norm(dim=-1, keepdim=True).clamp_min(1.0e-12)
+    out = axis * (angle / (2.0 * sin.clamp_min(1.0e-12))).unsqueeze(-1)
+    out = torch.where(near_pi.unsqueeze(-1), axis_pi * angle.unsqueeze(-1), out)
+    return torch.where((small & ~near_pi).unsqueeze(-1), 0.5 * axis, out)
+
+
+def inverse_kinematics(q, target_pos, target_quat, iterations: int = 8, damping: float = 0.05, posture_gain=0.2):
+    """Joint angles that put the hand at a target pose, by damped least squares on the MJCF's kinematics:
+    ``dq = J^T (J J^T + damping^2 I)^-1 e`` with ``e`` the position error [m] and the rotation error (axis-angle,
+    [rad]), both world frame, from ``q`` (N, 7) [rad] for ``iterations`` steps (each joint step at most 0.5 rad),
+    keeping the joints in their ranges, plus ``posture_gain`` times the way back to the home pose projected on the
+    null space of the hand's pose (the arm's redundant DOF). ``target_quat`` is (x, y, z, w). Returns (N, 7) float64
+    [rad]."""
+    import torch
+
+    global _KINEMATICS
+    if _KINEMATICS is None:
+        _KINEMATICS = _ArmKinematics()
+    lower, upper = torch.tensor(ARM_LOWER, dtype=torch.float64), torch.tensor(ARM_UPPER, dtype=torch.float64)
+    q = q.to(torch.float64).clone()
+    x, y, z, w = (target_quat.to(torch.float64)[:, i] for i in range(4))
+    target_rot = torch.stack(
+        [
+            torch.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            torch.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            torch.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        1,
+    )
+    eye = torch.eye(6, dtype=torch.float64)
+    # The posture the redundancy returns to: the home pose with joint 7 at the middle of its range, where a hand
+    # yaw of +-pi stays within reach of joint 7 together with joints 1, 3 and 5.
+    rest = torch.tensor(PANDA.home[:ARM_JOINTS], dtype=torch.float64)
+    rest[6] = 0.0
+    for _ in range(iterations):
+        joints, hand = _KINEMATICS.joint_frames_and_hand(q)
+        p = hand[:, :3, 3]
+        axes, origins = joints[:, :, :3, 2], joints[:, :, :3, 3]  # (N, 7, 3)
+        jac = torch.cat([torch.cross(axes, p.unsqueeze(1) - origins, dim=-1), axes], -1).transpose(1, 2)  # (N, 6, 7)
+        error = torch.cat(
+            [target_pos.to(torch.float64) - p, _rotation_log(target_rot @ hand[:, :3, :3].transpose(1, 2))], -1
+        )
+        jt = jac.transpose(1, 2)
+        pinv = jt @ torch.linalg.inv(jac @ jt + damping**2 * eye)  # (N, 7, 6)
+        step = pinv @ error.unsqueeze(-1)
+        # The redundant DOF: towards the home pose within the null space of the hand's pose.
+        null = torch.eye(ARM_JOINTS, dtype=torch.float64) - pinv @ jac
+        step = step + null @ (posture_gain * (rest - q)).unsqueeze(-1)
+        q = torch.minimum(torch.maximum(q + step.squeeze(-1).clamp(-0.5, 0.5), lower), upper)
+    return q
+
+
+def scripted_policy(obs):
+    """A scripted solver of PandaReach-v0: each step, the joint targets of the hand at the target pose by damped least
+    squares (:func:`inverse_kinematics`, from the measured joint angles), at most 0.15 rad ahead of each measured
+    angle, as the actions of those targets (:func:`steel_envs.envs.panda.target_to_action`).
+
+    Usable as ``steel-envs evaluate steel_envs/PandaReach-v0 --policy steel_envs.tasks.panda_reach:scripted_policy``.
+
+    Args:
+        obs: Observations (N, 32) float32 in :class:`PandaReachEnv`'s layout, on any device.
+
+    Returns:
+        Actions (N, 7) float32 in [-1, 1], on ``obs``'s device.
+    """
+    import torch
+
+    home = torch.tensor(PANDA.home[:ARM_JOINTS], dtype=torch.float64)
+    q = obs[:, :ARM_JOINTS].cpu().to(torch.float64) + home
+    q_ik = inverse_kinematics(q, obs[:, 18:21].cpu(), obs[:, 21:25].cpu())
+    # At most 0.15 rad a step (4.5 rad/s) ahead of the arm: the hand moves on a short path instead of the stiff
+    # drives swinging it through the ground between distant poses.
+    q_cmd = q + (q_ik - q).clamp(-_MAX_STEP, _MAX_STEP)
+    return torch.from_numpy(target_to_action(q_cmd.numpy())).to(torch.float32).to(obs.device)
