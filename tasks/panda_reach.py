@@ -3,6 +3,7 @@ recipe (``isaaclab_tasks/manager_based/manipulation/reach``: ``reach_env_cfg.py`
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -249,6 +250,10 @@ class PandaReachEnv(PandaScene):
     |---|---|---|---|---|
     | 0-6 | joint1 .. joint7 position targets, 0 the home pose, +-1 the joint's limits (piecewise linear) | -1 | 1 | 1 |
 
+    With ``action_mode="ee_delta_pose"``: 6 actions, the hand goal's move (x, y, z) times ``ee_delta_position``
+    (0.05 m) and its turn (a rotation vector, world axes) times ``ee_delta_rotation`` (0.2 rad), turned into joint
+    targets by ``newton.ik`` (the scene's documentation); the previous actions' block then has 6 entries.
+
     ## Observation space
     | index | observation | unit |
     |---|---|---|
@@ -316,6 +321,11 @@ class PandaReachEnv(PandaScene):
     )
     """PPO settings of ``steel-envs train`` (Isaac Lab's Reach-Franka PPO: (64, 64) networks, 24 steps per env)."""
 
+    def observation_blocks(self) -> tuple[ObservationBlock, ...]:
+        """:attr:`observations`, the previous actions' block as wide as the action mode's actions."""
+        *blocks, actions = self.observations
+        return (*blocks, dataclasses.replace(actions, size=self.action_dim))
+
     def goal_positions(self) -> np.ndarray:
         """Each world's target position, (num_envs, 1, 3) [m]."""
         return self.term_state.targets.numpy()[:, None, :3]
@@ -327,7 +337,7 @@ class PandaReachEnv(PandaScene):
         s.body_q, s.joint_q, s.joint_qd = self.state_0.body_q, self.state_0.joint_q, self.state_0.joint_qd
         s.home = wp.array(PANDA.home, dtype=wp.float32)
         s.targets = wp.zeros(n, dtype=wp.transform)
-        s.actions, s.last_actions = self.actions, wp.zeros((n, ARM_JOINTS), dtype=wp.float32)
+        s.actions, s.last_actions = self.actions, wp.zeros((n, self.action_dim), dtype=wp.float32)
         s.success = wp.zeros(n, dtype=wp.bool)
         s.success_position = float(self.config.success_position)
         s.success_orientation = float(self.config.success_orientation)
@@ -349,12 +359,17 @@ class PandaReachEnv(PandaScene):
         self.launch_per_world(_update_success, inputs=[self.term_state])
 
     def _post_rewards(self) -> None:
-        wp.launch(_store_last_actions, (self.num_envs, ARM_JOINTS), inputs=[self.term_state], device=self.wp_device)
+        wp.launch(
+            _store_last_actions, (self.num_envs, self.action_dim), inputs=[self.term_state], device=self.wp_device
+        )
         self._draw_targets(self._no_world)  # the worlds whose period is up (after this step's rewards)
 
     def _reset_task(self, world_mask: wp.array) -> None:
         wp.launch(
-            _zero_last_actions, (self.num_envs, ARM_JOINTS), inputs=[world_mask, self.term_state], device=self.wp_device
+            _zero_last_actions,
+            (self.num_envs, self.action_dim),
+            inputs=[world_mask, self.term_state],
+            device=self.wp_device,
         )
         # success is left as the ended episode's last step set it: with same-step autoreset, info["success"] of that
         # step is read after this reset; the next step's physics sets it anew.

@@ -41,6 +41,8 @@ def features(env_id: str, variant: int) -> dict:
         )
     if env_id in FLOATING_BASE:
         kwargs.update(push_interval=0.1, push_velocity=0.5)
+    if env_id == "steel_envs/PandaReach-v0" and variant == 0:
+        kwargs.update(action_mode="ee_delta_pose")  # newton.ik's solver inside the step
     return kwargs
 
 

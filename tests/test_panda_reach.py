@@ -106,3 +106,43 @@ def test_targets_are_drawn_in_their_ranges_pointing_down_and_redrawn_every_4_s()
     z_axis = Rotation.from_quat(targets[..., 3:].reshape(-1, 4)).apply([0.0, 0.0, 1.0])
     np.testing.assert_allclose(z_axis, np.broadcast_to([0.0, 0.0, -1.0], z_axis.shape), atol=1e-5)
     env.close()
+
+
+def _hand_pose(env) -> np.ndarray:
+    return env.state_0.body_q.numpy().reshape(env.num_envs, -1, 7)[:, HAND].copy()
+
+
+def test_ee_delta_pose_actions_move_and_turn_the_hand_as_commanded_through_newton_ik() -> None:
+    """``action_mode="ee_delta_pose"``: 6 actions; held for 1 s (30 steps of 1 cm and 0.02 rad), +y moves the hand
+    along +y by at least half the goal's 0.3 m, off-axis by at most a tenth of that; a turn about z turns the hand
+    about z likewise; zero actions hold the hand within 1 cm and 0.02 rad of its start. (Along +x the arm stretches
+    out and its shoulder and elbow drives reach their 87 N m against gravity: the hand lags and sinks.)"""
+    env = make(REACH, 3, seed=5, action_mode="ee_delta_pose", ee_delta_position=0.01, ee_delta_rotation=0.02)
+    assert env.action_dim == 6 and env.single_observation_space.shape == (31,)
+    env.reset(seed=5)
+    start = _hand_pose(env)
+    actions = torch.zeros(3, 6)
+    actions[0, 1], actions[1, 5] = 1.0, 1.0
+    for _ in range(30):
+        env.step(actions)
+    end = _hand_pose(env)
+    move = end[:, :3] - start[:, :3]
+    turn = (Rotation.from_quat(end[:, 3:]) * Rotation.from_quat(start[:, 3:]).inv()).as_rotvec()
+    assert move[0, 1] >= 0.15 and np.abs(move[0, [0, 2]]).max() <= 0.1 * move[0, 1], move[0]
+    assert turn[1, 2] >= 0.3 and np.abs(turn[1, :2]).max() <= 0.1 * turn[1, 2], turn[1]
+    assert np.abs(move[2]).max() <= 0.01 and np.abs(turn[2]).max() <= 0.02, (move[2], turn[2])
+    env.close()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"action_mode": "ee_pose"}, "action_mode: expected one of"),
+        ({"ik_damping": 0.0}, "ik_damping"),
+        ({"ee_delta_position": -0.01}, "ee_delta_position"),
+    ],
+)
+def test_a_bad_action_mode_or_ik_setting_is_one_line(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message) as raised:
+        make(REACH, 1, **kwargs)
+    assert "\n" not in str(raised.value)
