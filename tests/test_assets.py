@@ -187,3 +187,44 @@ def test_the_panda_matches_its_mjcf_and_holds_its_home_pose_as_mujoco_does() -> 
         mujoco.mj_step(mj_model, mj_data)
     assert abs(mj_data.qpos[1] - 0.0066) < 0.001  # the sag the comparison is about
     np.testing.assert_allclose(q[:7], mj_data.qpos[:7], atol=1e-4)
+
+
+def test_fitted_colliders_enclose_their_shapes_and_pick_the_tightest() -> None:
+    """:func:`steel_envs.assets.colliders.enclosing_primitives` on shapes whose best enclosure is known: a box's
+    corners give that box (volume ratio 1); a cylinder of radius 0.05 m and length 0.3 m gives one capsule of radius
+    0.05 m enclosing every vertex; a truncated cone's enclosure holds its solid."""
+    pytest.importorskip("scipy")
+    from steel_envs.assets.colliders import Box, Capsule, enclosing_primitives
+
+    corners = np.array([[x, y, z] for x in (-0.1, 0.1) for y in (-0.02, 0.02) for z in (0.0, 0.3)])
+    (box,), ratio = enclosing_primitives(corners)
+    assert isinstance(box, Box) and ratio == pytest.approx(1.0)
+    np.testing.assert_allclose(box.half, [0.1, 0.02, 0.15], atol=1e-12)
+
+    angles = np.linspace(0.0, 2.0 * np.pi, 64, endpoint=False)
+    ring = np.stack([0.05 * np.cos(angles), 0.05 * np.sin(angles)], 1)
+
+    tube = np.concatenate([np.insert(ring, 2, h, axis=1) for h in (0.0, 0.3)])
+    (capsule,), _ = enclosing_primitives(tube)
+    assert isinstance(capsule, Capsule) and capsule.radius == pytest.approx(0.05, rel=1e-3)
+    assert capsule.distance(tube).max() <= capsule.radius + 1e-9
+
+    # A truncated cone (radius 0.08 m to 0.02 m over 0.3 m): whichever enclosure wins, it holds every vertex and
+    # every point of the hull (sampled), and it is no larger than the bounding box.
+    cone = np.concatenate([np.insert(r * ring / 0.05, 2, z, axis=1) for r, z in ((0.08, 0.0), (0.02, 0.3))])
+    prims, ratio = enclosing_primitives(cone)
+    rng = np.random.default_rng(0)
+    t = rng.uniform(0.0, 1.0, (4000, 1))
+    spoke = ring[rng.integers(0, len(ring), 4000)] / 0.05 * rng.uniform(0.0, 1.0, (4000, 1))
+    inner = np.concatenate([spoke * (0.08 + (0.02 - 0.08) * t), 0.3 * t], 1)  # points of the cone's solid
+    for points in (cone, inner):
+        outside = np.min(
+            [p.distance(points) - p.radius if isinstance(p, Capsule) else _box_excess(p, points) for p in prims], axis=0
+        )
+        assert outside.max() <= 1e-9, prims
+    assert sum(p.volume for p in prims) <= np.prod(cone.max(0) - cone.min(0)) + 1e-12
+
+
+def _box_excess(box, points: np.ndarray) -> np.ndarray:
+    """How far ``points`` lie outside ``box`` along its worst axis [m] (<= 0 inside)."""
+    return (np.abs(points - box.center) - box.half).max(axis=1)
