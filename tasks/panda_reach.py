@@ -448,13 +448,29 @@ def _rotation_log(r):
     return torch.where((small & ~near_pi).unsqueeze(-1), 0.5 * axis, out)
 
 
+def _posture(target_pos, target_rot):
+    """The posture (N, 7) [rad] the redundancy returns to: the home pose turned by joint 1 towards the target, joint 7
+    at the angle that gives a downward hand the target's yaw. For the hand pointing down its yaw about z (x-y-z Euler
+    angles (pi, 0, psi)) is ``psi = pi/4 + q1 - q7`` (the MJCF's kinematics at q2 = q3 = q5 = 0), so joint 7 takes
+    ``pi/4 + q1 - psi`` wrapped into (-pi, pi] and clipped to its range."""
+    import torch
+
+    rest = torch.tensor(PANDA.home[:ARM_JOINTS], dtype=torch.float64).repeat(target_pos.shape[0], 1)
+    q1 = torch.atan2(target_pos[:, 1], target_pos[:, 0])
+    psi = torch.atan2(target_rot[:, 1, 0], target_rot[:, 0, 0])  # the hand's x axis in the world's x-y plane
+    q7 = torch.remainder(math.pi / 4 + q1 - psi + math.pi, 2 * math.pi) - math.pi
+    rest[:, 0] = q1
+    rest[:, 6] = q7.clamp(float(ARM_LOWER[6]), float(ARM_UPPER[6]))
+    return rest
+
+
 def inverse_kinematics(q, target_pos, target_quat, iterations: int = 8, damping: float = 0.05, posture_gain=0.2):
     """Joint angles that put the hand at a target pose, by damped least squares on the MJCF's kinematics:
     ``dq = J^T (J J^T + damping^2 I)^-1 e`` with ``e`` the position error [m] and the rotation error (axis-angle,
-    [rad]), both world frame, from ``q`` (N, 7) [rad] for ``iterations`` steps (each joint step at most 0.5 rad),
-    keeping the joints in their ranges, plus ``posture_gain`` times the way back to the home pose projected on the
-    null space of the hand's pose (the arm's redundant DOF). ``target_quat`` is (x, y, z, w). Returns (N, 7) float64
-    [rad]."""
+    [rad]), both world frame, from ``q`` (N, 7) [rad] (joint 7 from the posture's angle) for ``iterations`` steps
+    (each joint step at most 0.5 rad), keeping the joints in their ranges, plus ``posture_gain`` times the way to a
+    posture facing the target (:func:`_posture`) projected on the null space of the hand's pose (the arm's
+    redundant DOF). ``target_quat`` is (x, y, z, w). Returns (N, 7) float64 [rad]."""
     import torch
 
     global _KINEMATICS
@@ -472,10 +488,10 @@ def inverse_kinematics(q, target_pos, target_quat, iterations: int = 8, damping:
         1,
     )
     eye = torch.eye(6, dtype=torch.float64)
-    # The posture the redundancy returns to: the home pose with joint 7 at the middle of its range, where a hand
-    # yaw of +-pi stays within reach of joint 7 together with joints 1, 3 and 5.
-    rest = torch.tensor(PANDA.home[:ARM_JOINTS], dtype=torch.float64)
-    rest[6] = 0.0
+    rest = _posture(target_pos.to(torch.float64), target_rot)
+    # Start joint 7 at the posture's angle: the shortest turn of the hand can need joint 7 beyond its range (a yaw
+    # change near pi), where the damped steps stop at the limit; from the posture's angle they go the feasible way.
+    q[:, 6] = rest[:, 6]
     for _ in range(iterations):
         joints, hand = _KINEMATICS.joint_frames_and_hand(q)
         p = hand[:, :3, 3]

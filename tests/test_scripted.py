@@ -116,14 +116,11 @@ def test_play_runs_a_module_function_policy():
     assert min(r["returns"]) >= 380.0
 
 
-def test_panda_reach_scripted_policy_reaches_most_first_targets_within_4_s():
-    """Damped least squares on the MJCF's kinematics, 8 worlds: the hand is within 2 cm and 0.2 rad of the first
-    target at step 120, when it is redrawn, in at least 6 of 8 worlds (32 worlds measured: 94 %)."""
+def test_panda_reach_scripted_policy_succeeds_in_at_least_13_of_16_episodes():
+    """Damped least squares on the MJCF's kinematics: the hand within 2 cm and 0.2 rad of the target at the last
+    step of 16 episodes (the issue's bar; 100 episodes of ``steel-envs evaluate``: the evaluation guide)."""
     from steel_envs.tasks import panda_reach
 
-    env = steel_envs.make_vec("steel_envs/PandaReach-v0", num_envs=8, device="cpu", seed=4)
-    obs = env.reset(seed=4)[0]
-    for _ in range(120):
-        obs, _, _, _, info = env.step(panda_reach.scripted_policy(obs))
-    assert info["success"].sum() >= 6, info["success"]
-    env.close()
+    episodes = first_episodes("steel_envs/PandaReach-v0", panda_reach.scripted_policy)
+    assert (episodes["l"] == 360).all()
+    assert episodes["success"].sum() >= 13, episodes["success"]
