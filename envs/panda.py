@@ -220,6 +220,13 @@ def target_to_action(targets: np.ndarray) -> np.ndarray:
     return np.where(t >= home, (t - home) / (upper - home), (t - home) / (home - lower))
 
 
+_NEAR_AT_HOME = (("link5", "hand"), ("link5", "link7"), ("link6", "hand"), ("left_finger", "right_finger"))
+"""Link pairs that do not collide with each other: the wrist's, whose fitted boxes come within the contact gap (2 cm)
+of each other at the home pose (11 speculative contacts per world, always) where the links' meshes are apart, and
+the two fingers (one gripper; its slides keep them apart). Every other pair of links that are not parent and child
+collides, so the arm cannot fold through itself."""
+
+
 class PandaScene(SteelVectorEnv):
     """A vendored Franka Emika Panda (:data:`steel_envs.assets.PANDA`) on SolverSteel; tasks add the observations,
     rewards and terminations.
@@ -242,8 +249,8 @@ class PandaScene(SteelVectorEnv):
     The targets are tracked by the PD drive rows with the MJCF's gains (panda.xml:254-263), clamped at its effort
     limits; the fingers hold their home opening (0.04 m). Joint ranges, speeds (Franka's datasheet) and efforts are
     enforced by the solver. The arm's base link rests on the ground plane without colliding with it; the other links
-    collide with it through the boxes and capsules fitted to their meshes (``franka_panda/PROVENANCE.md``), not with
-    each other.
+    collide with it and with each other (but for the wrist's pairs of :data:`_NEAR_AT_HOME`) through the boxes and
+    capsules fitted to their meshes (``franka_panda/PROVENANCE.md``).
 
     Start: the MJCF's home pose (hand above the table, pointing down) +- ``joint_noise`` on the arm joints, at rest.
     """
@@ -272,20 +279,29 @@ class PandaScene(SteelVectorEnv):
         enable_joint_velocity_limits=True,
         # The options page: keep the gap above 2 * max|qd| * dt = 2 * 2.61 rad/s * (1/120) s = 0.044 rad.
         joint_limit_activation_gap=0.1,
-        # Rows: up to 137 per world in doctor (bang-bang: 9 drive rows, the finger mimic, limit and speed-limit rows,
-        # the links' contacts with the ground); 256 keeps 1.9x headroom.
+        # Rows: up to 142 per world in doctor (16 worlds x 300 steps, bang-bang: 9 drive rows, the finger mimic,
+        # limit and speed-limit rows, the links' contacts with the ground and with each other; 272 while the two
+        # fingers collided with each other); 256 keeps 1.8x headroom.
         articulation_constraint_max=256,
     )
 
     def build_world(self, builder: newton.ModelBuilder) -> None:
-        """Add the arm (:meth:`steel_envs.assets.ArmModel.add_to`) and take link0's box out of collisions: it is
-        welded to the world where it stands on the ground (4 contacts per world, always, that move nothing)."""
-        shapes, link0 = builder.shape_count, builder.body_count  # link0 is the first body the arm adds
+        """Add the arm (:meth:`steel_envs.assets.ArmModel.add_to`) with collisions between its links, but for the
+        pairs of :data:`_NEAR_AT_HOME`, and take link0's box out of collisions: it is welded to the world where it
+        stands on the ground (4 contacts per world, always, that move nothing)."""
+        shapes, bodies = builder.shape_count, builder.body_count
         builder.rigid_gap = self.contact_gap
-        PANDA.add_to(builder)
+        PANDA.add_to(builder, enable_self_collisions=True)
+        names = {builder.body_label[b].rsplit("/", 1)[-1]: b for b in range(bodies, builder.body_count)}
+        by_body: dict[int, list[int]] = {}
         for s in range(shapes, builder.shape_count):
-            if builder.shape_body[s] == link0:
+            by_body.setdefault(builder.shape_body[s], []).append(s)
+            if builder.shape_body[s] == names["link0"]:
                 builder.shape_flags[s] &= ~int(newton.ShapeFlags.COLLIDE_SHAPES)
+        for a, b in _NEAR_AT_HOME:
+            builder.shape_collision_filter_pairs.extend(
+                (sa, sb) for sa in by_body[names[a]] for sb in by_body[names[b]]
+            )
 
     def build_shared(self, builder: newton.ModelBuilder) -> None:
         """Narrow the ground plane's contact gap to ``contact_gap``, as the arm's."""

@@ -313,11 +313,15 @@ class ArmModel:
     hand_body: str
     """The body whose frame is the end effector's."""
 
-    def add_to(self, builder: newton.ModelBuilder, *, xform: object = None) -> list[int]:
+    def add_to(
+        self, builder: newton.ModelBuilder, *, xform: object = None, enable_self_collisions: bool = False
+    ) -> list[int]:
         """Add the arm to ``builder`` welded to the world at ``xform`` (``wp.transform``; None: the origin): the MJCF
-        through Newton's importer (collision from the model's boxes and capsules, without collisions between the arm's
-        own links; meshes of the ``visual`` class as visual shapes), then position drives at :attr:`home` with this
-        model's gains and limits.
+        through Newton's importer (collision from the model's boxes and capsules; meshes of the ``visual`` class as
+        visual shapes), then position drives at :attr:`home` with this model's gains and limits.
+
+        ``enable_self_collisions``: collisions between the arm's links (Newton's importer leaves out parent-child
+        pairs).
 
         Returns:
             The DOF index in ``builder`` of each driven joint, in :attr:`joints` order.
@@ -328,7 +332,7 @@ class ArmModel:
         import newton
 
         joint_start = builder.joint_count
-        builder.add_mjcf(str(self.mjcf), xform=xform, floating=False, enable_self_collisions=False)
+        builder.add_mjcf(str(self.mjcf), xform=xform, floating=False, enable_self_collisions=enable_self_collisions)
         added = range(joint_start, builder.joint_count)
         moving = [j for j in added if builder.joint_type[j] != newton.JointType.FIXED]
         names = tuple(builder.joint_label[j].rsplit("/", 1)[-1] for j in moving)
