@@ -838,25 +838,26 @@ def _terrain_normal(s: Any, w: int) -> wp.vec3:
     base = wp.transform_get_translation(s.body_q[s.body_world_start[w] + s.base])
     yaw = _heading(_base_rotation(s, w))
     c, sn = wp.cos(yaw), wp.sin(yaw)
-    mx, my, mz = float(0.0), float(0.0), float(0.0)
+    # One ground lookup per point: with dx, dy centred on the points' mean, sum(dx) = sum(dy) = 0, so the plane's
+    # moments sum(dx dz), sum(dy dz) equal sum(dx z), sum(dy z) and the heights' mean is not needed.
+    mx, my = float(0.0), float(0.0)
     for i in range(n):
         p = s.scan_points[i]
         mx += p[0]
         my += p[1]
-        mz += _scan_ground(s, base, c, sn, i)
     inv = 1.0 / float(n)
-    mx, my, mz = mx * inv, my * inv, mz * inv
+    mx, my = mx * inv, my * inv
     sxx, syy, sxy, sxz, syz = float(0.0), float(0.0), float(0.0), float(0.0), float(0.0)
     for i in range(n):
         p = s.scan_points[i]
         dx = p[0] - mx
         dy = p[1] - my
-        dz = _scan_ground(s, base, c, sn, i) - mz
+        z = _scan_ground(s, base, c, sn, i)
         sxx += dx * dx
         syy += dy * dy
         sxy += dx * dy
-        sxz += dx * dz
-        syz += dy * dz
+        sxz += dx * z
+        syz += dy * z
     det = sxx * syy - sxy * sxy
     a = (sxz * syy - syz * sxy) / det
     b = (syz * sxx - sxz * sxy) / det
