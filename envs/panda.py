@@ -1,6 +1,6 @@
 """The Franka Emika Panda scene: the vendored arm (:data:`steel_envs.assets.PANDA`) welded to the world at the origin
-above a ground plane, joint position targets around its home pose tracked by SolverSteel's PD drive rows with the
-MJCF's gains.
+above a ground plane, joint position targets (from the actions directly, or from a hand pose goal through
+``newton.ik``) tracked by SolverSteel's PD drive rows with the MJCF's gains.
 
 World layout (newton 1.8.0): 11 bodies (link0 .. link7, hand, left_finger, right_finger), a fixed root joint, 7
 hinges and 2 finger slides in ``steel_envs.assets.PANDA.joints`` order (9 coordinates, 9 DOFs; the right finger
@@ -42,6 +42,7 @@ ARM_UPPER = np.array([2.8973, 1.7628, 2.8973, -0.0698, 2.8973, 3.7525, 2.8973], 
 """The arm joints' upper limits [rad]."""
 HAND_BODY = 8
 """World-local index of the hand body (the end effector's frame)."""
+_HAND = wp.constant(HAND_BODY)
 
 
 ACTION_MODES = ("joint_pos", "ee_delta_pose")
@@ -131,7 +132,7 @@ def _hand_goals(
     unless that takes it farther than ``lead_position`` / ``lead_rotation`` from the measured hand (a goal the arm
     cannot follow does not run away). The IK starts from the measured joint angles."""
     w = wp.tid()
-    hand = body_q[body_world_start[w] + 8]  # HAND_BODY
+    hand = body_q[body_world_start[w] + _HAND]
     p_hand, q_hand = wp.transform_get_translation(hand), wp.transform_get_rotation(hand)
     p, g = p_hand, q_hand
     if episode_steps[w] > 0:
