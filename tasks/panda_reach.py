@@ -282,8 +282,8 @@ class PandaReachEnv(PandaScene):
     orientation the hand pointing down (roll 0, pitch pi) at a yaw U(-pi, pi).
 
     ## Starting state
-    The MJCF's home pose (the hand 0.62 m above the ground, pointing down), at rest; ``joint_noise`` adds U(-s, s)
-    [rad] on the arm joints.
+    The MJCF's home pose (the hand 0.62 m above the ground, pointing down) with U(-0.2, 0.2) rad on each arm joint
+    (``joint_noise``), at rest.
 
     ## Episode end
     Truncated after 360 steps (12 s) or on a constraint overflow; terminated on a non-finite state. No success

@@ -72,6 +72,7 @@ def test_terms_and_success_follow_the_hand_and_the_target(offset: float) -> None
         target_y=(HOME_HAND[1],) * 2,
         target_z=(HOME_HAND[2],) * 2,
         target_yaw=(HOME_YAW, HOME_YAW),
+        joint_noise=0.0,
     )
     c = env.config
     obs = env.reset(seed=2)[0]
@@ -117,7 +118,9 @@ def test_ee_delta_pose_actions_move_and_turn_the_hand_as_commanded_through_newto
     along +y by at least half the goal's 0.3 m, off-axis by at most a tenth of that; a turn about z turns the hand
     about z likewise; zero actions hold the hand within 1 cm and 0.02 rad of its start. (Along +x the arm stretches
     out and its shoulder and elbow drives reach their 87 N m against gravity: the hand lags and sinks.)"""
-    env = make(REACH, 3, seed=5, action_mode="ee_delta_pose", ee_delta_position=0.01, ee_delta_rotation=0.02)
+    env = make(
+        REACH, 3, seed=5, action_mode="ee_delta_pose", ee_delta_position=0.01, ee_delta_rotation=0.02, joint_noise=0.0
+    )
     assert env.action_dim == 6 and env.single_observation_space.shape == (31,)
     env.reset(seed=5)
     start = _hand_pose(env)
