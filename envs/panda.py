@@ -31,6 +31,7 @@ __all__ = [
     "PandaScene",
     "PandaSceneConfig",
     "action_to_target",
+    "rotation_angle",
     "target_to_action",
 ]
 
@@ -107,8 +108,9 @@ def _joint_targets(
 
 
 @wp.func
-def _angle_between(a: wp.quat, b: wp.quat) -> float:
-    """Rotation angle from ``b`` to ``a`` [rad], in [0, pi]."""
+def rotation_angle(a: wp.quat, b: wp.quat) -> float:
+    """Rotation angle from ``b`` to ``a`` [rad], in [0, pi]: 2 acos |(a b^-1)_w| (Isaac Lab's
+    ``quat_error_magnitude``)."""
     d = a * wp.quat_inverse(b)
     return 2.0 * wp.acos(wp.min(wp.abs(d[3]), 1.0))
 
@@ -150,7 +152,7 @@ def _hand_goals(
     angle = wp.length(turn)
     if angle > 0.0:
         turned = wp.quat_from_axis_angle(turn / angle, angle) * g
-        if _angle_between(turned, q_hand) <= wp.max(lead_rotation, _angle_between(g, q_hand)):
+        if rotation_angle(turned, q_hand) <= wp.max(lead_rotation, rotation_angle(g, q_hand)):
             g = turned
     goal_positions[w] = p
     goal_rotations[w] = wp.vec4(g[0], g[1], g[2], g[3])

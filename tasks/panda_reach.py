@@ -17,8 +17,10 @@ from steel_envs.envs.panda import (
     HAND_BODY,
     PandaScene,
     PandaSceneConfig,
+    rotation_angle,
     target_to_action,
 )
+from steel_envs.tasks.terms import legged
 
 from steel_envs.assets import PANDA
 from steel_envs.ranges import any_value, at_least, declare, positive
@@ -120,10 +122,8 @@ def _position_error(s: Any, w: int) -> float:
 
 @wp.func
 def _orientation_error(s: Any, w: int) -> float:
-    """Rotation angle [rad] between the hand and the target: 2 acos |(q_target q_hand^-1)_w| (Isaac Lab's
-    ``quat_error_magnitude``)."""
-    dq = wp.transform_get_rotation(s.targets[w]) * wp.quat_inverse(wp.transform_get_rotation(_hand(s, w)))
-    return 2.0 * wp.acos(wp.min(wp.abs(dq[3]), 1.0))
+    """Rotation angle [rad] between the hand and the target."""
+    return rotation_angle(wp.transform_get_rotation(s.targets[w]), wp.transform_get_rotation(_hand(s, w)))
 
 
 @term("q - q_home")
@@ -166,16 +166,6 @@ def position_tracking_fine(s: Any, w: int) -> float:
 def orientation_tracking(s: Any, w: int) -> float:
     """Rotation angle of the hand from the target [rad]."""
     return _orientation_error(s, w)
-
-
-@term("sum_j (a_j - a_prev_j)^2", source="Isaac Lab action_rate_l2")
-def action_rate_l2(s: Any, w: int) -> float:
-    """Squared change of the actions since the last step [1]."""
-    total = float(0.0)
-    for j in range(s.actions.shape[1]):
-        d = s.actions[w, j] - s.last_actions[w, j]
-        total += d * d
-    return total
 
 
 @term("sum_j qd_j^2", source="Isaac Lab joint_vel_l2")
@@ -307,7 +297,7 @@ class PandaReachEnv(PandaScene):
         RewardTerm("position_tracking", position_tracking, weight="position_weight"),
         RewardTerm("position_tracking_fine", position_tracking_fine, weight="position_fine_weight"),
         RewardTerm("orientation_tracking", orientation_tracking, weight="orientation_weight"),
-        RewardTerm("action_rate_l2", action_rate_l2, weight="action_rate_weight"),
+        RewardTerm("action_rate_l2", legged.action_rate_l2, weight="action_rate_weight"),
         RewardTerm("joint_vel_l2", joint_vel_l2, weight="joint_vel_weight"),
     )
     metrics = (EpisodeMetric("position_error", position_error, "mean", "m", "the hand's distance to the target"),)
