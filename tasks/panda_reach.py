@@ -101,7 +101,7 @@ class PandaReachState:
     joint_qd: wp.array[wp.float32]
     home: wp.array[wp.float32]
     """(9,) the home pose [rad, m]: the zero of the joint observations."""
-    targets: wp.array[wp.transform]
+    goals: wp.array[wp.transform]
     """(num_envs,) each world's target pose of the hand, world frame (the arm's base frame)."""
     actions: wp.array2d[wp.float32]
     last_actions: wp.array2d[wp.float32]
@@ -117,13 +117,13 @@ def _hand(s: Any, w: int) -> wp.transform:
 
 @wp.func
 def _position_error(s: Any, w: int) -> float:
-    return wp.length(wp.transform_get_translation(_hand(s, w)) - wp.transform_get_translation(s.targets[w]))
+    return wp.length(wp.transform_get_translation(_hand(s, w)) - wp.transform_get_translation(s.goals[w]))
 
 
 @wp.func
 def _orientation_error(s: Any, w: int) -> float:
     """Rotation angle [rad] between the hand and the target."""
-    return rotation_angle(wp.transform_get_rotation(s.targets[w]), wp.transform_get_rotation(_hand(s, w)))
+    return rotation_angle(wp.transform_get_rotation(s.goals[w]), wp.transform_get_rotation(_hand(s, w)))
 
 
 @term("q - q_home")
@@ -141,7 +141,7 @@ def joint_vel(s: Any, w: int, j: int) -> float:
 @term("(p_target, q_target)")
 def target_pose(s: Any, w: int) -> wp.transform:
     """Target position [m] and orientation quaternion (x, y, z, w) [1] in the arm's base frame."""
-    return s.targets[w]
+    return s.goals[w]
 
 
 @term("a_prev")
@@ -318,7 +318,7 @@ class PandaReachEnv(PandaScene):
 
     def goal_positions(self) -> np.ndarray:
         """Each world's target position, (num_envs, 1, 3) [m]."""
-        return self.term_state.targets.numpy()[:, None, :3]
+        return self.term_state.goals.numpy()[:, None, :3]
 
     def _setup_task(self) -> None:
         s, n, m = PandaReachState(), self.num_envs, self.model
@@ -326,7 +326,7 @@ class PandaReachEnv(PandaScene):
         s.dof_world_start = m.joint_dof_world_start
         s.body_q, s.joint_q, s.joint_qd = self.state_0.body_q, self.state_0.joint_q, self.state_0.joint_qd
         s.home = wp.array(PANDA.home, dtype=wp.float32)
-        s.targets = wp.zeros(n, dtype=wp.transform)
+        s.goals = wp.zeros(n, dtype=wp.transform)
         s.actions, s.last_actions = self.actions, wp.zeros((n, self.action_dim), dtype=wp.float32)
         s.success = wp.zeros(n, dtype=wp.bool)
         s.success_position = float(self.config.success_position)
@@ -342,7 +342,7 @@ class PandaReachEnv(PandaScene):
         self.launch_per_world(
             _draw_targets,
             inputs=[world_mask, self.episode_steps, self._resample_period, low, high],
-            outputs=[self.rng_state, self.term_state.targets],
+            outputs=[self.rng_state, self.term_state.goals],
         )
 
     def _post_physics(self) -> None:
