@@ -225,11 +225,18 @@ def target_to_action(targets: np.ndarray) -> np.ndarray:
     return np.where(t >= home, (t - home) / (upper - home), (t - home) / (home - lower))
 
 
-_NEAR_AT_HOME = (("link5", "hand"), ("link5", "link7"), ("link6", "hand"), ("left_finger", "right_finger"))
+_NO_COLLISIONS = (
+    ("link5", "hand"),
+    ("link5", "link7"),
+    ("link6", "hand"),
+    *((finger, f"link{i}") for finger in ("left_finger", "right_finger") for i in range(1, 8)),
+    ("left_finger", "right_finger"),
+)
 """Link pairs that do not collide with each other: the wrist's, whose fitted boxes come within the contact gap (2 cm)
 of each other at the home pose (11 speculative contacts per world, always) where the links' meshes are apart, and
-the two fingers (one gripper; its slides keep them apart). Every other pair of links that are not parent and child
-collides, so the arm cannot fold through itself."""
+the fingers with the arm's links and with each other (their slides, held by the tendon's 50 N/m per finger, went 6.7
+mm past their range under an arm folded onto them; the hand's box still meets the arm). Every other pair of links that
+are not parent and child collides, so the arm cannot fold through itself."""
 
 
 class PandaScene(SteelVectorEnv):
@@ -254,7 +261,7 @@ class PandaScene(SteelVectorEnv):
     The targets are tracked by the PD drive rows with the MJCF's gains (panda.xml:254-263), clamped at its effort
     limits; the fingers hold their home opening (0.04 m). Joint ranges, speeds (Franka's datasheet) and efforts are
     enforced by the solver. The arm's base link rests on the ground plane without colliding with it; the other links
-    collide with it and with each other (but for the wrist's pairs of :data:`_NEAR_AT_HOME`) through the boxes and
+    collide with it and with each other (but for the pairs of :data:`_NO_COLLISIONS`) through the boxes and
     capsules fitted to their meshes (``franka_panda/PROVENANCE.md``).
 
     Start: the MJCF's home pose (hand above the table, pointing down) +- ``joint_noise`` on the arm joints, at rest.
@@ -276,9 +283,9 @@ class PandaScene(SteelVectorEnv):
     solver_defaults = SteelSolverOptions(
         # A hand the drives (87 N m) press into the ground is at the end of a 7-link chain: with 12 and 24 PGS
         # iterations the fingers sank 8.8 and 5.3 mm and joint1 ran 3.9 % and 0.5 % over its speed limit under
-        # bang-bang actions; 32 keep both inside doctor's bounds (3.6 mm, 0.3 %, 16 worlds x 300 steps) at 35 %
-        # more time per step than 12.
-        iterations=32,
+        # bang-bang actions, with 32 (and the links colliding with each other) 5.4 mm; 40 keep both inside doctor's
+        # bounds (3.8 mm, 0.1 %, 16 worlds x 300 steps) at 1.43x the time per step of 12 (64 worlds, CPU).
+        iterations=40,
         drive_mode="rows",
         enable_joint_limits=True,
         enable_joint_velocity_limits=True,
@@ -292,7 +299,7 @@ class PandaScene(SteelVectorEnv):
 
     def build_world(self, builder: newton.ModelBuilder) -> None:
         """Add the arm (:meth:`steel_envs.assets.ArmModel.add_to`) with collisions between its links, but for the
-        pairs of :data:`_NEAR_AT_HOME`, and take link0's box out of collisions: it is welded to the world where it
+        pairs of :data:`_NO_COLLISIONS`, and take link0's box out of collisions: it is welded to the world where it
         stands on the ground (4 contacts per world, always, that move nothing)."""
         shapes, bodies = builder.shape_count, builder.body_count
         builder.rigid_gap = self.contact_gap
@@ -303,7 +310,7 @@ class PandaScene(SteelVectorEnv):
             by_body.setdefault(builder.shape_body[s], []).append(s)
             if builder.shape_body[s] == names["link0"]:
                 builder.shape_flags[s] &= ~int(newton.ShapeFlags.COLLIDE_SHAPES)
-        for a, b in _NEAR_AT_HOME:
+        for a, b in _NO_COLLISIONS:
             builder.shape_collision_filter_pairs.extend(
                 (sa, sb) for sa in by_body[names[a]] for sb in by_body[names[b]]
             )
