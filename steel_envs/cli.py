@@ -279,10 +279,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("play", help="run a trained checkpoint and print episode statistics", add_help=False)
     sub.add_parser("export", help="export a trained checkpoint as ONNX or TorchScript", add_help=False)
     sub.add_parser("sim2sim", help="a Go1/G1 policy in SolverSteel and in MuJoCo side by side", add_help=False)
-    sub.add_parser("bench", help="throughput side by side with peers; see steel-envs bench --help", add_help=False)
-    sub.add_parser(
-        "evaluate", help="compare policies with confidence intervals; see steel-envs evaluate --help", add_help=False
-    )
+    sub.add_parser("bench", help="throughput side by side with peers (learning: steel-envs compare)", add_help=False)
+    sub.add_parser("compare", help="compare learning algorithms over a suite (speed: steel-envs bench)", add_help=False)
+    sub.add_parser("evaluate", help="compare policies on one ID with confidence intervals", add_help=False)
     return parser
 
 
@@ -294,6 +293,7 @@ _TRAINING_COMMANDS = {
     "sim2sim": ("steel_envs.training.sim2sim", "main"),
     "bench": ("steel_envs.training.benchmarks.bench", "main"),
     "evaluate": ("steel_envs.training.evaluate", "main"),
+    "compare": ("steel_envs.training.compare", "main"),
 }
 
 

@@ -35,6 +35,7 @@ from .train_config import PpoConfig
 
 if TYPE_CHECKING:
     from .backends import SolverBackend
+    from .benchmark import BenchmarkSpec
     from .deployment import Actuation, CommandComponent
 
 __all__ = ["SceneHooks", "TaskHooks"]
@@ -183,6 +184,9 @@ class TaskHooks:
     """Steel observables (``"contact_f"``, ``"body_parent_f"``) the task reads after each step."""
     train_config: ClassVar[PpoConfig] = PpoConfig()
     """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
+    benchmark: ClassVar[BenchmarkSpec | None] = None
+    """The task's suite, score and normalization anchors for ``steel-envs compare``
+    (:class:`steel_envs.benchmark.BenchmarkSpec`); None: not part of a comparison."""
 
     @property
     def reward_weights(self) -> dict[str, float]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from steel_envs.envs.ant import HINGE_NAMES, AntScene, AntSceneConfig
 from steel_envs.tasks.terms import locomotion
 
+from steel_envs.benchmark import BenchmarkSpec
 from steel_envs.ranges import COST_WEIGHT, any_value, declare, positive
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
@@ -160,6 +161,18 @@ class AntRunEnv(AntScene):
         clip_value_loss=False,
     )
     """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
+    benchmark = BenchmarkSpec(
+        suite="locomotion",
+        score="distance_x",
+        direction="higher",
+        random_score=0.126,
+        expert_score=50.0,
+        expert_from="target",
+        anchors=(
+            "random: distance_x of the random policy over 100 episodes (docs/reference/AntRun-v0.json); expert: "
+            "the reference target, 50 m per 1,000-step episode"
+        ),
+    )
     requested_observables = ("contact_f",)
 
     def observation_blocks(self) -> tuple[ObservationBlock, ...]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from steel_envs.envs.cartpole import CartpoleScene, CartpoleSceneConfig
 from steel_envs.tasks.terms import classic
 
+from steel_envs.benchmark import BenchmarkSpec
 from steel_envs.ranges import any_value, declare, positive
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
@@ -80,6 +81,18 @@ class CartpoleBalanceEnv(CartpoleScene):
         target_return=475.0,
     )
     """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
+    benchmark = BenchmarkSpec(
+        suite="classic",
+        score="return",
+        direction="higher",
+        random_score=23.38,
+        expert_score=475.0,
+        expert_from="target",
+        anchors=(
+            "random: the uniform random policy over 100 episodes (docs/reference/CartpoleBalance-v0.json); "
+            "expert: the reference target, mean return >= 475 (Gymnasium CartPole-v1's reward_threshold)"
+        ),
+    )
     observations = (
         ObservationBlock("cart_pos", 1, classic.cart_pos, "cart position x", "m"),
         ObservationBlock("cart_vel", 1, classic.cart_vel, "cart velocity", "m/s"),

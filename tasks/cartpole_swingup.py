@@ -9,6 +9,7 @@ import torch
 from steel_envs.envs.cartpole import POLE_HALF_LENGTH, POLE_MASS, CartpoleScene, CartpoleSceneConfig
 from steel_envs.tasks.terms import classic
 
+from steel_envs.benchmark import BenchmarkSpec
 from steel_envs.ranges import declare, positive
 from steel_envs.registration import register_task
 from steel_envs.solver_options import SteelSolverOptions
@@ -101,6 +102,18 @@ class CartpoleSwingupEnv(CartpoleScene):
         min_noise_std=0.1,
     )
     """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
+    benchmark = BenchmarkSpec(
+        suite="classic",
+        score="return",
+        direction="higher",
+        random_score=21.36,
+        expert_score=430.84,
+        expert_from="scripted_policy",
+        anchors=(
+            "mean returns over 100 episodes of the random policy and of scripted_policy "
+            "(docs/reference/CartpoleSwingup-v0.json)"
+        ),
+    )
     solver_defaults = SteelSolverOptions(
         # The rail's ends are limit rows. A row is created within joint_limit_activation_gap of an end; the options
         # page asks for more than 2 * max|qd| * dt, and 0.5 m covers cart speeds up to 25 m/s (measured: at most

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from steel_envs.envs.humanoid import ACTUATED, HumanoidScene, HumanoidSceneConfig
 from steel_envs.tasks.terms import locomotion
 
+from steel_envs.benchmark import BenchmarkSpec
 from steel_envs.ranges import COST_WEIGHT, any_value, at_least, declare
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
@@ -128,6 +129,19 @@ class HumanoidRunEnv(HumanoidScene):
         init_noise_std=0.5,
     )
     """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
+    benchmark = BenchmarkSpec(
+        suite="locomotion",
+        score="distance_x",
+        direction="higher",
+        random_score=0.006,
+        expert_score=15.0,
+        expert_from="target",
+        anchors=(
+            "random: distance_x of the random policy over 100 episodes (docs/reference/HumanoidRun-v0.json); "
+            "expert: running at 1 m/s for the 15 s episode (the task ships no solver and its reference policies "
+            "stand; the return would pay standing, the alive bonus)"
+        ),
+    )
 
     def observation_blocks(self) -> tuple[ObservationBlock, ...]:
         hinges, bodies = len(ACTUATED), self.bodies_per_world

@@ -18,6 +18,7 @@ from steel_envs.envs.quadruped import (
 )
 from steel_envs.tasks.terms import legged
 
+from steel_envs.benchmark import BenchmarkSpec
 from steel_envs.ranges import any_value, at_least, declare, positive
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
@@ -166,6 +167,19 @@ class QuadrupedVelocityEnv(QuadrupedScene):
         learning_rate=5.0e-4,
     )
     """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
+    benchmark = BenchmarkSpec(
+        suite="locomotion",
+        score="tracking_error",
+        direction="lower",
+        random_score=0.722,
+        expert_score=0.384,
+        expert_from="target",
+        anchors=(
+            "random: tracking_error of the random policy over 100 episodes "
+            "(docs/reference/QuadrupedVelocity-v0.json); expert: the reference target, 60 % of the zero policy's "
+            "0.639"
+        ),
+    )
 
     privileged_observations = (
         ObservationBlock("base_height", 1, legged.base_height, "base height above the ground", "m"),

@@ -21,6 +21,7 @@ from steel_envs.envs.unitree import G1RoughScene, Go1RoughScene
 from steel_envs.tasks.terms import legged
 from steel_envs.tasks.unitree_velocity import G1VelocityConfig, G1VelocityEnv, Go1VelocityConfig, Go1VelocityEnv
 
+from steel_envs.benchmark import BenchmarkSpec
 from steel_envs.ranges import any_value, at_least, between, declare
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm
@@ -337,6 +338,19 @@ class Go1VelocityRoughEnv(RoughVelocityTask, Go1VelocityEnv, Go1RoughScene):
     terminations = (TerminationTerm("thigh_contact", legged.thigh_contact), OUT_OF_TERRAIN)
     metrics = (*Go1VelocityEnv.metrics, legged.TERRAIN_LEVEL)
     # train_config: the flat task's, 6 M env-steps (977 iterations of 256 worlds x 24 steps).
+    benchmark = BenchmarkSpec(
+        suite="locomotion",
+        score="tracking_error",
+        direction="lower",
+        random_score=0.788,
+        expert_score=0.277,
+        expert_from="target",
+        anchors=(
+            "random and zero: tracking_error 0.788 and 0.693 over 100 episodes each (steel-envs evaluate "
+            "steel_envs/Go1VelocityRough-v0 --policy random --policy zero --episodes 100 --num-envs 16); expert: "
+            "40 % of the zero policy's, Go1Velocity-v0's target"
+        ),
+    )
 
     def _setup_task(self) -> None:
         super()._setup_task()
@@ -418,6 +432,19 @@ class G1VelocityRoughEnv(RoughVelocityTask, G1VelocityEnv, G1RoughScene):
     observations = (*G1VelocityEnv.observations, HEIGHT_SCAN)
     terminations = (*G1VelocityEnv.terminations, OUT_OF_TERRAIN)
     metrics = (*G1VelocityEnv.metrics, legged.TERRAIN_LEVEL)
+    benchmark = BenchmarkSpec(
+        suite="locomotion",
+        score="tracking_error",
+        direction="lower",
+        random_score=0.999,
+        expert_score=0.378,
+        expert_from="target",
+        anchors=(
+            "random and zero: tracking_error 0.999 and 0.944 over 100 episodes each (steel-envs evaluate "
+            "steel_envs/G1VelocityRough-v0 --policy random --policy zero --episodes 100 --num-envs 16); expert: "
+            "40 % of the zero policy's, Go1Velocity-v0's target"
+        ),
+    )
 
 
 Go1VelocityRoughSingleEnv = register_task("steel_envs/Go1VelocityRough-v0", Go1VelocityRoughEnv)

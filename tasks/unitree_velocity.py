@@ -22,6 +22,7 @@ from steel_envs.envs.unitree import G1Scene, Go1Scene, UnitreeScene, UnitreeScen
 from steel_envs.tasks.terms import legged
 
 from steel_envs.assets import per_joint
+from steel_envs.benchmark import BenchmarkSpec
 from steel_envs.deployment import CommandComponent
 from steel_envs.ranges import any_value, at_least, between, declare, positive
 from steel_envs.registration import register_task
@@ -573,6 +574,18 @@ class Go1VelocityEnv(UnitreeVelocityEnv, Go1Scene):
     observations = _actor_blocks(12)
     privileged_observations = _critic_blocks(4)
     train_config = _PPO
+    benchmark = BenchmarkSpec(
+        suite="locomotion",
+        score="tracking_error",
+        direction="lower",
+        random_score=0.854,
+        expert_score=0.297,
+        expert_from="target",
+        anchors=(
+            "random: tracking_error of the random policy over 100 episodes (docs/reference/Go1Velocity-v0.json); "
+            "expert: the reference target, 40 % of the zero policy's 0.742"
+        ),
+    )
 
 
 _G1_WALKING = {
@@ -716,6 +729,20 @@ class G1VelocityEnv(UnitreeVelocityEnv, G1Scene):
     # 4 M env-steps, the budget: 652 iterations of 256 worlds x 24 steps.
     # Go1's initial std is mjlab's 1 in actions 4 times as large; G1's actions are mjlab's.
     train_config = dataclasses.replace(_PPO, max_iterations=652, init_noise_std=0.5)
+    benchmark = BenchmarkSpec(
+        suite="locomotion",
+        score="tracking_error",
+        direction="lower",
+        random_score=1.072,
+        expert_score=0.409,
+        expert_from="target",
+        anchors=(
+            "random and zero: tracking_error 1.072 and 1.022 over 100 episodes each (steel-envs evaluate "
+            "steel_envs/G1Velocity-v0 --policy random --policy zero --episodes 100 --num-envs 16); expert: 40 % "
+            "of the zero policy's, Go1Velocity-v0's target (G1's own CPU target, below the zero policy's, lies "
+            "too near the random policy's to normalize by)"
+        ),
+    )
 
 
 Go1VelocitySingleEnv = register_task("steel_envs/Go1Velocity-v0", Go1VelocityEnv)

@@ -8,7 +8,7 @@ as quotas (``episodes // n`` each, one more for the first ``episodes % n``). A w
 episode index), never by how long an episode lasted, so short episodes are not favoured, as they would be
 by "take the first K episodes to finish". Every counted episode is counted exactly once.
 
-**Statistics** (SciPy, extra ``eval``; rliable 1.2 does not import beside current pandas): the mean and the
+**Statistics** (SciPy, extra ``eval``; across IDs and algorithms: ``steel-envs compare``): the mean and the
 interquartile mean (``scipy.stats.trim_mean(x, 0.25)``, rliable's IQM) of the episode returns, each with a
 bootstrap confidence interval (``scipy.stats.bootstrap``, BCa, episodes resampled), mean length, mean of
 every reward term, the fraction of episodes per end cause (``constraint_overflow``, ``nonfinite_state``,

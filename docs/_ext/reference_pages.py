@@ -14,9 +14,22 @@ from typing import Any
 
 from markdown_tables import attribute_docs, code, fmt_value, table
 
-__all__ = ["cli_reference", "results_tables", "solver_options_reference"]
+__all__ = ["benchmark_table", "cli_reference", "results_tables", "solver_options_reference"]
 
-_COMMANDS = ("rollout", "record", "view", "list", "doctor", "train", "play", "export", "sim2sim", "evaluate", "bench")
+_COMMANDS = (
+    "rollout",
+    "record",
+    "view",
+    "list",
+    "doctor",
+    "train",
+    "play",
+    "export",
+    "sim2sim",
+    "evaluate",
+    "compare",
+    "bench",
+)
 
 
 def _help(argv: list[str]) -> str:
@@ -251,3 +264,26 @@ def _profiles(report: dict[str, Any]) -> str:
 def _share(profile: dict[str, Any], phase: str) -> str:
     ms = profile["phases"].get(phase)
     return "-" if ms is None else f"{ms:.1f} ms ({100 * ms / profile['step_ms']:.1f} %)"
+
+
+def benchmark_table(env_ids: tuple[str, ...]) -> str:
+    """Markdown: each ID's benchmark declaration (``steel-envs compare``): suite, score and its direction, the random
+    and expert anchors of the normalized score and the default budget, then where each ID's anchors come from."""
+    from steel_envs.benchmark import task_benchmark
+
+    rows, notes = [], []
+    for env_id in env_ids:
+        spec, name = task_benchmark(env_id), env_id.split("/")[-1]
+        rows.append(
+            [
+                f"[{name}](../tasks/{name}.md)",
+                spec.suite,
+                f"{code(spec.score)} ({spec.direction} is better)",
+                f"{spec.random_score:.4g}",
+                f"{spec.expert_score:.4g} ({spec.expert_from.replace('_', ' ')})",
+                f"{spec.env_steps / 1e6:.2f} M",
+            ]
+        )
+        notes.append(f"- **{name}**: {spec.anchors}.")
+    header = ["ID", "suite", "score", "random", "expert", "budget [env-steps]"]
+    return table(header, rows, "lllrrr") + "\n\nWhere the anchors come from:\n\n" + "\n".join(notes) + "\n"

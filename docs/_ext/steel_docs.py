@@ -8,6 +8,8 @@ the sources.
   :mod:`steel_envs.solver_options`, included by ``solver_options.md``;
 - ``_generated/results.md``: the tables of ``docs/reference/*.json`` and ``docs/bench_*.json``, included by
   ``results.md``;
+- ``_generated/benchmarks.md``: every ID's benchmark declaration (``steel-envs compare``), included by
+  ``guides/comparing.md``;
 - ``_generated/tasks.json``: each ID's solver, sizes, control dt and episode length (the README's task table is
   checked against it by ``tests/test_docs.py``).
 
@@ -32,7 +34,7 @@ GENERATED = ("tasks", "_generated")
 
 def generate(srcdir: Path) -> dict[str, str]:
     """Write every generated page under ``srcdir`` (the docs folder); return relative path -> text."""
-    from reference_pages import cli_reference, results_tables, solver_options_reference
+    from reference_pages import benchmark_table, cli_reference, results_tables, solver_options_reference
     from task_pages import task_pages
 
     import steel_envs
@@ -43,6 +45,7 @@ def generate(srcdir: Path) -> dict[str, str]:
     pages["_generated/cli.md"] = cli_reference()
     pages["_generated/results.md"] = results_tables(srcdir, steel_envs.ENV_IDS)
     pages["_generated/solver_options.md"] = solver_options_reference()
+    pages["_generated/benchmarks.md"] = benchmark_table(steel_envs.ENV_IDS)
     for folder in GENERATED:
         for path in sorted((srcdir / folder).glob("*")) if (srcdir / folder).exists() else []:
             if path.relative_to(srcdir).as_posix() not in pages:

@@ -120,6 +120,7 @@ def _page(facts: dict[str, Any], env: Any, docs_dir: Path, changelog: str) -> st
         _config(env),
         _solver_options(env),
         _training(type(env)),
+        _benchmark(facts["id"]),
         _reference(facts["name"], docs_dir),
         _section("Changelog", changelog_sections(changelog, facts["name"]) or "No entry under Unreleased."),
     ]
@@ -346,6 +347,20 @@ def _training(cls: type) -> str:
         return _section("Training settings", text + ".")
     header = ["setting", "this task", "general", "description"]
     return _section("Training settings", text + ", except:\n\n" + table(header, rows))
+
+
+def _benchmark(env_id: str) -> str:
+    from steel_envs.benchmark import task_benchmark
+
+    spec = task_benchmark(env_id)
+    text = (
+        f"`steel-envs compare` puts this ID in the `{spec.suite}` suite and scores a policy by `{spec.score}` "
+        f"({spec.direction} is better), normalized as (score - random) / (expert - random) with random = "
+        f"{spec.random_score:.4g} and expert = {spec.expert_score:.4g} ({spec.expert_from.replace('_', ' ')}), "
+        f"over runs of {spec.env_steps:,} env-steps by default. Anchors: {spec.anchors}. "
+        "See [comparing algorithms](../guides/comparing.md)."
+    )
+    return _section("Benchmark", text)
 
 
 def _reference(name: str, docs_dir: Path) -> str:

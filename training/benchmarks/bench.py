@@ -1,4 +1,5 @@
-"""``steel-envs bench``: throughput of steel-envs side by side with peers measured in the same run.
+"""``steel-envs bench``: throughput of steel-envs side by side with peers measured in the same run (learning, not
+speed, is ``steel-envs compare``).
 
 For every ID and world count: env-steps/s, physics-steps/s, the time of a step split into physics
 (``decimation`` x (collide + SolverSteel.step)) and env overhead (actions, terms, resets, observations),

@@ -1,0 +1,159 @@
+"""``steel-envs compare``: the statistics against hand-computed values, and one end-to-end comparison on a tiny budget
+(two IDs x two seeds), its layout, resume, report and refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rliable")
+
+from steel_envs.training import compare_stats
+from steel_envs.training.compare import main
+
+from steel_envs.benchmark import BenchmarkSpec, suite_ids, task_benchmark
+
+# 8 runs (2 seeds x 4 tasks); sorted: 0, .1, .2, .3, .7, .9, 1.2, 1.5; task means .35, .5, .75, .85
+SCORES = np.array([[0.0, 0.9, 0.3, 1.5], [0.7, 0.1, 1.2, 0.2]])
+
+
+def test_aggregates_match_hand_computed_values_and_rliable():
+    from rliable import library, metrics
+
+    got = compare_stats.aggregate({"a": SCORES}, reps=500, seed=3)["a"]
+    assert got["iqm"][0] == pytest.approx((0.2 + 0.3 + 0.7 + 0.9) / 4)  # the middle 4 of 8
+    assert got["median"][0] == pytest.approx((0.5 + 0.75) / 2)  # the median of the task means
+    assert got["mean"][0] == pytest.approx(4.9 / 8)
+    assert got["optimality_gap"][0] == pytest.approx(1 - (0 + 0.1 + 0.2 + 0.3 + 0.7 + 0.9 + 1 + 1) / 8)
+    np.random.seed(3)  # rliable's stratified bootstrap draws from numpy's global generator
+    _, ci = library.get_interval_estimates(
+        {"a": SCORES},
+        lambda x: np.array(
+            [f(x) for f in (metrics.aggregate_iqm, metrics.aggregate_median, metrics.aggregate_mean)]
+            + [metrics.aggregate_optimality_gap(x)]
+        ),
+        reps=500,
+    )
+    assert (got["iqm"][1], got["iqm"][2]) == pytest.approx(tuple(ci["a"][:, 0]))
+    assert (got["optimality_gap"][1], got["optimality_gap"][2]) == pytest.approx(tuple(ci["a"][:, 3]))
+    assert got["iqm"][1] <= got["iqm"][0] <= got["iqm"][2]
+
+
+def test_probability_of_improvement_counts_pairs_per_task():
+    x = np.array([[1.0, 5.0], [2.0, 5.0]])
+    y = np.array([[1.5, 1.0], [0.0, 2.0]])
+    # task 0: 1>1.5 no, 1>0 yes, 2>1.5 yes, 2>0 yes: 3/4; task 1: x always above: 1; mean 0.875
+    got = compare_stats.probability_of_improvement({"x": x, "y": y}, reps=200)
+    assert got["x > y"][0] == pytest.approx(0.875)
+    assert got["y > x"][0] == pytest.approx(0.125)
+
+
+def test_every_shipped_task_declares_its_benchmark_from_its_reference_report():
+    root = os.path.join(os.path.dirname(__file__), "..", "docs", "reference")
+    assert set(suite_ids("all")) == set(__import__("steel_envs").ENV_IDS)
+    for env_id in suite_ids("all"):
+        spec = task_benchmark(env_id)
+        # declared by the class itself: a rough task inheriting its flat parent's anchors would be scored wrongly
+        assert "benchmark" in vars(__import__("steel_envs").task_class(env_id)), env_id
+        assert spec.env_steps >= 1
+        path = os.path.join(root, env_id.split("/")[-1] + ".json")
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            baselines = json.load(f)["baselines"]
+
+        def score(policy, spec=spec, baselines=baselines):
+            b = baselines[policy]
+            return {"return": b["mean_return"], "success_rate": b["success_rate"]}.get(spec.score) or (
+                b["metrics"][spec.score][0] if spec.score in b["metrics"] else b["success_rate"]
+            )
+
+        assert spec.random_score == pytest.approx(score("random"), abs=1e-3 + 5e-3 * abs(score("random"))), env_id
+        if spec.expert_from == "scripted_policy":
+            assert spec.expert_score == pytest.approx(score("scripted_policy"), abs=1e-2), env_id
+
+
+def test_benchmark_spec_refuses_bad_declarations():
+    good = dict(suite="classic", score="return", direction="higher", random_score=0.0, expert_score=1.0)
+    good.update(expert_from="target", anchors="")
+    with pytest.raises(ValueError, match="suite"):
+        BenchmarkSpec(**{**good, "suite": "toys"})
+    with pytest.raises(ValueError, match="expert_score"):
+        BenchmarkSpec(**{**good, "direction": "lower"})
+    assert BenchmarkSpec(**good).normalize(0.25) == 0.25
+    assert BenchmarkSpec(**{**good, "direction": "lower", "random_score": 2.0}).normalize(1.5) == 0.5
+
+
+IDS = "steel_envs/CartpoleBalance-v0,steel_envs_test/PendulumSwingup-v0"
+ANCHORS = {"CartpoleBalance-v0": (23.38, 475.0), "PendulumSwingup-v0": (-1200.0, -150.0)}
+
+
+def _compare(out, *extra):
+    args = ["--algo", "ppo", "--suite", IDS, "--seeds", "2", "--env-steps", "1000", "--num-envs", "16"]
+    return main([*args, "--episodes", "8", "--eval-envs", "8", "--reps", "200", "--out", str(out), *extra])
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory):
+    out = tmp_path_factory.mktemp("compare")
+    assert _compare(out) == 0
+    return out
+
+
+def test_compare_writes_every_run_and_the_report(compared):
+    for name, (random, expert) in ANCHORS.items():
+        for k in (0, 1):
+            folder = compared / "ppo" / name / f"seed{k}"
+            assert sorted(p.name for p in folder.iterdir()) == ["config.json", "result.json", "train"]
+            r = json.loads((folder / "result.json").read_text())
+            assert r["seed"] == k and r["budget_env_steps"] == 1000 and r["env_steps"] >= 1000
+            assert r["episodes"] == 8 and r["score"] == pytest.approx(r["mean_return"])
+            assert r["normalized"] == pytest.approx((r["score"] - random) / (expert - random))
+            assert (folder / r["checkpoint"]).is_file()
+            config = json.loads((folder / "config.json").read_text())
+            assert config["versions"]["newton"] == "1.8.0" and config["command"].startswith("steel-envs train")
+    report = json.loads((compared / "compare.json").read_text())
+    assert report["runs"] == 4 and report["seeds"] == {"ppo": [0, 1]}
+    normalized = [
+        json.loads((compared / "ppo" / n / f"seed{k}" / "result.json").read_text())["normalized"]
+        for n in ANCHORS
+        for k in (0, 1)
+    ]
+    assert report["aggregates"]["ppo"]["mean"][0] == pytest.approx(np.mean(normalized))
+    for name in ("compare.md", "aggregates.png", "profiles.png"):
+        assert (compared / name).stat().st_size > 0
+
+
+def test_compare_resumes_and_rebuilds_the_report(compared, capsys):
+    times = {p: p.stat().st_mtime_ns for p in compared.glob("ppo/*/seed*/result.json")}
+    before = json.loads((compared / "compare.json").read_text())
+    (compared / "compare.md").unlink()
+    assert _compare(compared) == 0
+    assert "4 finished before (skipped), 0 to do" in capsys.readouterr().out
+    assert {p: p.stat().st_mtime_ns for p in times} == times
+    assert main(["--report", "--out", str(compared), "--reps", "200"]) == 0
+    assert json.loads((compared / "compare.json").read_text())["aggregates"] == before["aggregates"]
+    assert (compared / "compare.md").is_file()
+
+
+def test_compare_refuses_a_held_run_mixed_budgets_and_bad_names(compared, tmp_path, capsys):
+    seed1 = compared / "ppo" / "PendulumSwingup-v0" / "seed1"
+    (seed1 / "result.json").rename(tmp_path / "result.json")
+    (seed1 / "lock").write_text(f"{os.getpid()} {os.uname().nodename}")
+    try:
+        assert _compare(compared) == 2
+        assert "held by process" in capsys.readouterr().err
+    finally:
+        (seed1 / "lock").unlink()
+    record = json.loads((tmp_path / "result.json").read_text())
+    (seed1 / "result.json").write_text(json.dumps({**record, "budget_env_steps": 4000}))
+    assert main(["--report", "--out", str(compared)]) == 2
+    assert "different budgets" in capsys.readouterr().err
+    (tmp_path / "result.json").rename(seed1 / "result.json")
+    for bad, expected in ((["--algo", "dqn"], "unknown algorithm"), (["--suite", "toys"], "--suite")):
+        with pytest.raises(SystemExit):
+            main(["--algo", "ppo", "--suite", "classic", *bad, "--out", str(tmp_path)])
+        assert expected in capsys.readouterr().err

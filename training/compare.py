@@ -1,0 +1,359 @@
+"""``steel-envs compare``: compare learning algorithms over a suite of IDs, with the statistics of Agarwal et al.
+2021 ("Deep RL at the Edge of the Statistical Precipice"). It measures learning; ``steel-envs bench`` measures speed.
+
+``steel-envs compare --algo ppo --suite classic --seeds 5 --out DIR`` does, for every (algorithm, ID, seed ``k``):
+
+1. trains the algorithm with the task's settings for the task's env-step budget (``benchmark.env_steps``, or
+   ``--env-steps``; PPO runs whole iterations, so it rounds the budget up to the next one) into
+   ``DIR/<algo>/<Name>/seed<k>/``, which holds ``config.json`` (the run's settings, the command it equals, package
+   versions, the machine's speed) and ``train/`` (the run's logs and checkpoints). A run folder holds a ``lock`` file
+   while a process works in it; another process is refused in one line. A run whose ``result.json`` exists is
+   finished and skipped, so a stopped comparison resumes where it stopped (an unfinished run starts again);
+2. evaluates the final policy as ``steel-envs evaluate`` does: the policy's mean action, ``--episodes`` (100)
+   counted episodes over ``--eval-envs`` (16) worlds, env seed ``k``, the task's randomization as it trains; reads
+   the task's score from it (``benchmark.score``) and normalizes it (0 random, 1 expert:
+   :class:`steel_envs.benchmark.BenchmarkSpec`) into ``result.json``;
+3. aggregates every algorithm's normalized scores (runs x IDs) with ``rliable``
+   (:mod:`steel_envs.training.compare_stats`): IQM, median, mean and optimality gap with stratified bootstrap 95 %
+   intervals, performance profiles, and the probability of improvement of every pair of algorithms; writes
+   ``DIR/compare.json``, ``DIR/compare.md`` (the aggregate table and one table per ID) and ``DIR/aggregates.png``,
+   ``DIR/profiles.png``, ``DIR/improvement.png``.
+
+``--report`` rebuilds step 3 from the runs saved under ``DIR`` without training. Refused in one line: an unknown
+suite, algorithm or ID, an ID that declares no benchmark, and a report over runs of one ID made with different
+budgets or task declarations (a changed task or anchors: ``config.json``'s ``task_fingerprint``), or with runs missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import socket
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+__all__ = ["ALGORITHMS", "RunBusy", "main", "run_folder"]
+
+ALGORITHMS = ("ppo",)
+"""The algorithms ``--algo`` accepts: ``ppo`` (rsl-rl-lib, as ``steel-envs train``)."""
+
+_VERSIONED = ("steel-envs", "newton", "warp-lang", "torch", "gymnasium", "rsl-rl-lib", "rliable")
+
+
+class RunBusy(ValueError):
+    """A run folder another live process holds (its ``lock`` file)."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One (algorithm, ID, seed) of a comparison."""
+
+    algo: str
+    env_id: str
+    seed: int
+    env_steps: int
+    """The budget asked for [env-steps]."""
+    folder: str
+
+
+def run_folder(out: str, algo: str, env_id: str, seed: int) -> str:
+    """``<out>/<algo>/<Name>/seed<k>``, ``Name`` the ID without its namespace (``CartpoleBalance-v0``)."""
+    return os.path.join(out, algo, env_id.split("/")[-1], f"seed{seed}")
+
+
+def _versions() -> dict[str, str | None]:
+    from importlib import metadata
+
+    found: dict[str, str | None] = {}
+    for name in _VERSIONED:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def run_lock(folder: str) -> Iterator[None]:
+    """Hold ``folder/lock`` (``"<pid> <host>"``, created atomically) while working in ``folder``; a lock left by a
+    process of this host that no longer runs is taken over.
+
+    Raises:
+        RunBusy: If a live process (or one on another host, which cannot be checked) holds the folder.
+    """
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "lock")
+    me = f"{os.getpid()} {socket.gethostname()}"
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            with contextlib.suppress(OSError), open(path) as f:
+                pid, _, host = f.read().strip().partition(" ")
+                if host != socket.gethostname() or (pid.isdigit() and _alive(int(pid))):
+                    raise RunBusy(f"{folder}: held by process {pid} on {host} (its lock file); not touched") from None
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)  # the holder died: its run is unfinished and starts again
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(me)
+        break
+    else:
+        raise RunBusy(f"{folder}: another process took its lock while this one replaced a stale one")
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
+
+
+def _train_ppo(run: Run, a: argparse.Namespace) -> tuple[str, dict]:
+    """Train PPO for ``run``; return the final checkpoint and what the run measured."""
+    from steel_envs.training.train import train
+    from steel_envs.training.train_args import TrainArgs
+
+    import steel_envs
+
+    ppo = steel_envs.task_class(run.env_id).train_config
+    if a.num_envs is not None:
+        ppo = dataclasses.replace(ppo, num_envs=a.num_envs)
+    # The whole budget, whatever the return: a target that stops one algorithm early would give it fewer env-steps.
+    iterations = max(1, math.ceil(run.env_steps / (ppo.num_envs * ppo.num_steps_per_env)))
+    ppo = dataclasses.replace(ppo, max_iterations=iterations, target_return=None)
+    log_dir = os.path.join(run.folder, "train")
+    r = train(
+        TrainArgs(
+            env_id=run.env_id, ppo=ppo, seed=run.seed, device=a.device, shards=a.shards, log_dir=log_dir, progress=False
+        )
+    )
+    if r.stop_signal is not None:
+        raise KeyboardInterrupt
+    command = (
+        f"steel-envs train {run.env_id} --seed {run.seed} --max-iterations {iterations} --num-envs {ppo.num_envs} "
+        f"--target-return None --log-dir {log_dir}"
+    )
+    info = {"env_steps": r.env_steps, "iterations": r.iterations, "seconds": r.seconds, "command": command}
+    info["hyper_parameters"] = dataclasses.asdict(ppo)
+    return r.checkpoint, info
+
+
+_TRAINERS = {"ppo": _train_ppo}
+
+
+def read_score(summary, spec) -> float:
+    """The task's benchmark score (``spec.score``) of an evaluation's :class:`PolicySummary`.
+
+    Raises:
+        ValueError: If the evaluation lacks it (a success rate of a task without success, an unknown metric).
+    """
+    if spec.score == "return":
+        return float(summary.mean_return)
+    value = summary.success_rate if spec.score == "success_rate" else summary.metrics.get(spec.score, (None,))[0]
+    if value is None:
+        raise ValueError(f"benchmark.score: the evaluation has no {spec.score!r}")
+    return float(value)
+
+
+def _do_run(run: Run, a: argparse.Namespace, speed: dict | None) -> dict:
+    """Train and evaluate one run in its folder (locked); write and return its ``result.json``."""
+    from steel_envs.training.evaluate import evaluate
+
+    from steel_envs.benchmark import task_benchmark
+
+    from .compare_report import task_fingerprint
+
+    spec = task_benchmark(run.env_id)
+    config = {
+        "algo": run.algo,
+        "env_id": run.env_id,
+        "seed": run.seed,
+        "budget_env_steps": run.env_steps,
+        "task_fingerprint": task_fingerprint(run.env_id),
+        "versions": _versions(),
+        "machine_speed": speed,
+        "device": a.device,
+    }
+    with open(os.path.join(run.folder, "config.json"), "w") as f:
+        json.dump(config, f, indent=1)
+    checkpoint, trained = _TRAINERS[run.algo](run, a)
+    config.update(trained)
+    with open(os.path.join(run.folder, "config.json"), "w") as f:
+        json.dump(config, f, indent=1)
+    start = time.perf_counter()
+    result = evaluate(
+        run.env_id,
+        [checkpoint],
+        episodes=a.episodes,
+        num_envs=a.eval_envs,
+        seeds=(run.seed,),
+        device=a.device,
+        progress=False,
+    )
+    summary = result.summaries[0]
+    score = read_score(summary, spec)
+    record = {
+        **{k: config[k] for k in ("algo", "env_id", "seed", "budget_env_steps", "task_fingerprint")},
+        "env_steps": trained["env_steps"],
+        "train_seconds": trained["seconds"],
+        "eval_seconds": time.perf_counter() - start,
+        "checkpoint": os.path.relpath(checkpoint, run.folder),
+        "score_name": spec.score,
+        "score": score,
+        "normalized": spec.normalize(score),
+        "episodes": summary.episodes,
+        "mean_return": summary.mean_return,
+        "success_rate": summary.success_rate,
+        "metrics": {k: v[0] for k, v in summary.metrics.items()},
+    }
+    with open(os.path.join(run.folder, "result.json.tmp"), "w") as f:
+        json.dump(record, f, indent=1)
+    os.replace(os.path.join(run.folder, "result.json.tmp"), os.path.join(run.folder, "result.json"))
+    return record
+
+
+def resolve_ids(suite: str) -> list[str]:
+    """The IDs of ``--suite``: a suite name, ``all``, or comma-separated IDs (each must declare a benchmark).
+
+    Raises:
+        ValueError: On an unknown suite, or an ID without a benchmark declaration.
+        gymnasium.error.UnregisteredEnv: On an unknown ID (naming the closest).
+    """
+    from steel_envs.benchmark import SUITES, suite_ids, task_benchmark
+
+    if suite in (*SUITES, "all"):
+        return suite_ids(suite)
+    if "/" not in suite:
+        return suite_ids(suite)  # not an ID: suite_ids names the suites
+    ids = [s.strip() for s in suite.split(",") if s.strip()]
+    for env_id in ids:
+        task_benchmark(env_id)
+    return list(dict.fromkeys(ids))
+
+
+def _load_results(out: str, algos: Sequence[str] | None, ids: Sequence[str] | None) -> list[dict]:
+    """Every ``result.json`` under ``out`` (only ``algos`` and ``ids`` when given)."""
+    found = []
+    for algo in sorted(os.listdir(out)) if os.path.isdir(out) else []:
+        if (algos is not None and algo not in algos) or not os.path.isdir(os.path.join(out, algo)):
+            continue
+        for name in sorted(os.listdir(os.path.join(out, algo))):
+            for seed_dir in sorted(os.listdir(os.path.join(out, algo, name))):
+                path = os.path.join(out, algo, name, seed_dir, "result.json")
+                if os.path.isfile(path):
+                    with open(path) as f:
+                        record = json.load(f)
+                    if ids is None or record["env_id"] in ids:
+                        found.append(record)
+    return found
+
+
+def _parser() -> argparse.ArgumentParser:
+    from steel_envs.sharding import shards_arg
+
+    p = argparse.ArgumentParser(
+        prog="steel-envs compare", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--algo", action="append", default=None, help=f"an algorithm ({', '.join(ALGORITHMS)}); repeat")
+    p.add_argument(
+        "--suite",
+        default=None,
+        help="classic, locomotion, manipulation, deformable, all, or comma-separated IDs (steel_envs/...)",
+    )
+    p.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 per (algorithm, ID) (default 5)")
+    p.add_argument("--env-steps", type=int, default=None, help="budget of every run; default each task's own")
+    p.add_argument("--out", required=True, help="folder of the runs and the report")
+    p.add_argument("--report", action="store_true", help="rebuild the report from the runs under --out; no training")
+    p.add_argument("--episodes", type=int, default=100, help="counted evaluation episodes per run (default 100)")
+    p.add_argument("--eval-envs", type=int, default=16, help="worlds of each evaluation (default 16)")
+    p.add_argument("--num-envs", type=int, default=None, help="training worlds of every run; default each task's own")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--shards", type=shards_arg, default="auto", help="training processes, or 'auto' (default)")
+    p.add_argument("--reps", type=int, default=2000, help="bootstrap resamples of the report (default 2000)")
+    return p
+
+
+def _check_args(p: argparse.ArgumentParser, a: argparse.Namespace) -> None:
+    """Refuse bad arguments in one line (argparse's error, exit status 2) before anything runs."""
+    for algo in a.algo or []:
+        if algo not in ALGORITHMS:
+            p.error(f"--algo: unknown algorithm {algo!r}; expected one of {list(ALGORITHMS)}")
+    if not a.report and (not a.algo or a.suite is None):
+        p.error("--algo and --suite: expected both (or --report, which reads the runs under --out)")
+    for name in ("seeds", "episodes", "eval_envs", "reps", "env_steps", "num_envs"):
+        value = getattr(a, name)
+        if value is not None and value < 1:
+            p.error(f"--{name.replace('_', '-')}: expected an int >= 1, got {value}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``steel-envs compare --algo A [--algo B] --suite S --seeds K --out DIR [--report]``; see the module doc."""
+    from steel_envs.benchmark import task_benchmark
+
+    from .compare_report import build_report
+
+    p = _parser()
+    a = p.parse_args(argv)
+    _check_args(p, a)
+    try:
+        ids = resolve_ids(a.suite) if a.suite is not None else None
+    except ValueError as e:
+        p.error(str(e))
+    if not a.report:
+        from steel_envs.training.benchmarks.reference import machine_speed
+
+        runs = [
+            Run(algo, env_id, k, a.env_steps or task_benchmark(env_id).env_steps, run_folder(a.out, algo, env_id, k))
+            for algo in a.algo
+            for env_id in ids
+            for k in range(a.seeds)
+        ]
+        todo = [r for r in runs if not os.path.isfile(os.path.join(r.folder, "result.json"))]
+        print(f"compare: {len(runs)} runs, {len(runs) - len(todo)} finished before (skipped), {len(todo)} to do")
+        speed = machine_speed() if todo else None
+        for i, run in enumerate(todo):
+            print(
+                f"[{i + 1}/{len(todo)}] {run.algo} {run.env_id} seed {run.seed}: {run.env_steps:,} env-steps",
+                flush=True,
+            )
+            try:
+                with run_lock(run.folder):
+                    record = _do_run(run, a, speed)
+            except RunBusy as e:
+                print(f"steel-envs compare: {e}", file=sys.stderr)
+                return 2
+            print(
+                f"    {record['score_name']} {record['score']:.4g} (normalized {record['normalized']:.3f})", flush=True
+            )
+    try:
+        results = _load_results(a.out, a.algo, ids)
+        report = build_report(a.out, results, reps=a.reps)
+    except ValueError as e:
+        print(f"steel-envs compare: {e}", file=sys.stderr)
+        return 2
+    with open(os.path.join(a.out, "compare.md")) as f:
+        print(f.read())
+    print(
+        f"wrote {a.out}/compare.json, compare.md, aggregates.png, profiles.png"
+        + (", improvement.png" if report["probability_of_improvement"] else "")
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
