@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .single_env import SteelSingleEnv
     from .solver_options import SteelSolverOptions, VBDSolverOptions
     from .spec import EpisodeMetric, InitialStateSpec, ObservationBlock, RewardTerm, TaskConfig, TerminationTerm
-    from .train_config import PpoConfig
+    from .train_config import PpoConfig, SacConfig
     from .vbd_env import VBDVectorEnv
     from .vector_env import SteelVectorEnv
 
@@ -39,6 +39,7 @@ __all__ = [
     "ObservationBlock",
     "PpoConfig",
     "RewardTerm",
+    "SacConfig",
     "ShardError",
     "ShardedVectorEnv",
     "SteelSingleEnv",
@@ -67,6 +68,7 @@ _LAZY = {
     "TerminationTerm": "spec",
     "NewtonVectorEnv": "core",
     "PpoConfig": "train_config",
+    "SacConfig": "train_config",
     "ShardedVectorEnv": "sharded",
     "ShardError": "sharding",
     "SteelSingleEnv": "single_env",

@@ -31,7 +31,7 @@ from .spec import (
     TerminationTerm,
     observation_layout,
 )
-from .train_config import PpoConfig
+from .train_config import PpoConfig, SacConfig
 
 if TYPE_CHECKING:
     from .backends import SolverBackend
@@ -184,6 +184,8 @@ class TaskHooks:
     """Steel observables (``"contact_f"``, ``"body_parent_f"``) the task reads after each step."""
     train_config: ClassVar[PpoConfig] = PpoConfig()
     """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
+    sac_config: ClassVar[SacConfig] = SacConfig()
+    """SAC settings of ``steel-envs compare --algo sac`` for this task (stable-baselines3, not imported here)."""
     benchmark: ClassVar[BenchmarkSpec | None] = None
     """The task's suite, score and normalization anchors for ``steel-envs compare``
     (:class:`steel_envs.benchmark.BenchmarkSpec`); None: not part of a comparison."""

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["PpoConfig"]
+__all__ = ["PpoConfig", "SacConfig"]
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -104,6 +104,52 @@ class PpoConfig:
             _require(name, dims, lambda _v, ok=ok: ok, "a tuple of ints >= 1")
         target = self.target_return
         _require("target_return", target, lambda v: v is None or _is_number(v), "a finite number or None")
+
+
+@dataclass(kw_only=True, frozen=True)
+class SacConfig:
+    """Hyper-parameters of SAC (stable-baselines3's ``SAC``: Haarnoja et al. 2018, tanh-squashed Gaussian policy,
+    twin critics, learned entropy coefficient), as ``steel-envs compare --algo sac`` runs it; the defaults where a
+    task sets none (``sac_config``). SB3's defaults but for the world count and the updates per vector step, which
+    a many-world env needs: one gradient step per vector step of 64 worlds would update 64 times less often per
+    env-step than SB3's single-env default.
+
+    Raises:
+        ValueError: (construction) On a value out of its range, naming the field.
+    """
+
+    num_envs: int = 64
+    """Worlds (SB3 counts each world's step as one timestep)."""
+    learning_rate: float = 3.0e-4
+    """Adam learning rate of the actor, the critics and the entropy coefficient."""
+    buffer_size: int = 1_000_000
+    """Replay buffer capacity [transitions]."""
+    batch_size: int = 256
+    """Transitions per gradient step."""
+    gamma: float = 0.99
+    """Discount factor, in (0, 1]."""
+    tau: float = 0.005
+    """Polyak coefficient of the target critics, in (0, 1]."""
+    learning_starts: int = 10_000
+    """Env-steps of uniform random actions before the first update."""
+    gradient_steps: int = 8
+    """Gradient steps after each vector step (``num_envs`` env-steps): 8 of 64 worlds is one per 8 env-steps."""
+    hidden_dims: tuple[int, ...] = (256, 256)
+    """Hidden layer sizes of the actor and of each critic."""
+    obs_normalization: bool = True
+    """Running normalization of the observations (SB3's ``VecNormalize``, rewards untouched), exported with the
+    policy."""
+
+    def __post_init__(self) -> None:
+        for name in ("num_envs", "buffer_size", "batch_size", "gradient_steps"):
+            _require(name, getattr(self, name), lambda v: _is_int(v) and v >= 1, "an int >= 1")
+        _require("learning_starts", self.learning_starts, lambda v: _is_int(v) and v >= 0, "an int >= 0")
+        _require("learning_rate", self.learning_rate, lambda v: _is_number(v) and v > 0, "a finite number > 0")
+        for name in ("gamma", "tau"):
+            _require(name, getattr(self, name), lambda v: _is_number(v) and 0 < v <= 1, "a number in (0, 1]")
+        dims = self.hidden_dims
+        ok = isinstance(dims, tuple) and len(dims) >= 1 and all(_is_int(d) and d >= 1 for d in dims)
+        _require("hidden_dims", dims, lambda _v: ok, "a tuple of ints >= 1")
 
 
 def _is_int(value: object) -> bool:

@@ -92,7 +92,7 @@ ANCHORS = {"CartpoleBalance-v0": (23.38, 475.0), "PendulumSwingup-v0": (-1200.0,
 
 
 def _compare(out, *extra):
-    args = ["--algo", "ppo", "--suite", IDS, "--seeds", "2", "--env-steps", "1000", "--num-envs", "16"]
+    args = ["--algo", "ppo", "--algo", "sac", "--suite", IDS, "--seeds", "2", "--env-steps", "1000", "--num-envs", "16"]
     return main([*args, "--episodes", "8", "--eval-envs", "8", "--reps", "200", "--out", str(out), *extra])
 
 
@@ -104,35 +104,40 @@ def compared(tmp_path_factory):
 
 
 def test_compare_writes_every_run_and_the_report(compared):
-    for name, (random, expert) in ANCHORS.items():
-        for k in (0, 1):
-            folder = compared / "ppo" / name / f"seed{k}"
-            assert sorted(p.name for p in folder.iterdir()) == ["config.json", "result.json", "train"]
-            r = json.loads((folder / "result.json").read_text())
-            assert r["seed"] == k and r["budget_env_steps"] == 1000 and r["env_steps"] >= 1000
-            assert r["episodes"] == 8 and r["score"] == pytest.approx(r["mean_return"])
-            assert r["normalized"] == pytest.approx((r["score"] - random) / (expert - random))
-            assert (folder / r["checkpoint"]).is_file()
-            config = json.loads((folder / "config.json").read_text())
-            assert config["versions"]["newton"] == "1.8.0" and config["command"].startswith("steel-envs train")
+    for algo, name, k in ((a, n, k) for a in ("ppo", "sac") for n in ANCHORS for k in (0, 1)):
+        random, expert = ANCHORS[name]
+        folder = compared / algo / name / f"seed{k}"
+        assert sorted(p.name for p in folder.iterdir()) == ["config.json", "result.json", "train"]
+        r = json.loads((folder / "result.json").read_text())
+        assert r["seed"] == k and r["budget_env_steps"] == 1000 and r["env_steps"] >= 1000
+        assert r["episodes"] == 8 and r["score"] == pytest.approx(r["mean_return"])
+        assert r["normalized"] == pytest.approx((r["score"] - random) / (expert - random))
+        assert (folder / r["checkpoint"]).is_file()
+        config = json.loads((folder / "config.json").read_text())
+        command = {"ppo": "steel-envs train", "sac": "python -m steel_envs.training.sac"}[algo]
+        assert config["versions"]["newton"] == "1.8.0" and config["command"].startswith(command)
     report = json.loads((compared / "compare.json").read_text())
-    assert report["runs"] == 4 and report["seeds"] == {"ppo": [0, 1]}
-    normalized = [
-        json.loads((compared / "ppo" / n / f"seed{k}" / "result.json").read_text())["normalized"]
-        for n in ANCHORS
-        for k in (0, 1)
-    ]
-    assert report["aggregates"]["ppo"]["mean"][0] == pytest.approx(np.mean(normalized))
-    for name in ("compare.md", "aggregates.png", "profiles.png"):
+    assert report["runs"] == 8 and report["seeds"] == {"ppo": [0, 1], "sac": [0, 1]}
+    for algo in ("ppo", "sac"):
+        normalized = [
+            json.loads((compared / algo / n / f"seed{k}" / "result.json").read_text())["normalized"]
+            for n in ANCHORS
+            for k in (0, 1)
+        ]
+        assert report["aggregates"][algo]["mean"][0] == pytest.approx(np.mean(normalized))
+    poi = report["probability_of_improvement"]
+    assert poi["ppo > sac"][0] + poi["sac > ppo"][0] == pytest.approx(1.0)
+    for name in ("compare.md", "aggregates.png", "profiles.png", "improvement.png"):
         assert (compared / name).stat().st_size > 0
 
 
 def test_compare_resumes_and_rebuilds_the_report(compared, capsys):
-    times = {p: p.stat().st_mtime_ns for p in compared.glob("ppo/*/seed*/result.json")}
+    times = {p: p.stat().st_mtime_ns for p in compared.glob("*/*/seed*/result.json")}
+    assert len(times) == 8
     before = json.loads((compared / "compare.json").read_text())
     (compared / "compare.md").unlink()
     assert _compare(compared) == 0
-    assert "4 finished before (skipped), 0 to do" in capsys.readouterr().out
+    assert "8 finished before (skipped), 0 to do" in capsys.readouterr().out
     assert {p: p.stat().st_mtime_ns for p in times} == times
     assert main(["--report", "--out", str(compared), "--reps", "200"]) == 0
     assert json.loads((compared / "compare.json").read_text())["aggregates"] == before["aggregates"]
@@ -157,3 +162,26 @@ def test_compare_refuses_a_held_run_mixed_budgets_and_bad_names(compared, tmp_pa
         with pytest.raises(SystemExit):
             main(["--algo", "ppo", "--suite", "classic", *bad, "--out", str(tmp_path)])
         assert expected in capsys.readouterr().err
+
+
+def test_sac_exports_the_deterministic_policy_sb3_acts_with(tmp_path):
+    pytest.importorskip("stable_baselines3")
+    import pickle
+
+    import torch
+    from stable_baselines3 import SAC
+    from steel_envs.training.sac import train_sac
+
+    from steel_envs.train_config import SacConfig
+
+    config = SacConfig(num_envs=8, learning_starts=64, batch_size=32, buffer_size=4096, hidden_dims=(16, 16))
+    r = train_sac("steel_envs/CartpoleSwingup-v0", env_steps=256, seed=0, out_dir=str(tmp_path), config=config)
+    model = SAC.load(tmp_path / "sac_final.zip", device="cpu")
+    # 32 vector steps of 8 worlds; updates after each of the 24 past learning_starts, 8 per vector step
+    assert r.env_steps == model.num_timesteps == 256 and model._n_updates == 24 * 8
+    with open(tmp_path / "vecnormalize.pkl", "rb") as f:
+        normalizer = pickle.load(f)
+    obs = np.random.default_rng(0).normal(0.0, 2.0, (5, *model.observation_space.shape)).astype(np.float32)
+    expected, _ = model.predict(normalizer.normalize_obs(obs), deterministic=True)
+    policy = torch.jit.load(r.policy)
+    np.testing.assert_allclose(policy(torch.from_numpy(obs)).detach().numpy(), expected, atol=1e-5)

@@ -40,8 +40,9 @@ from dataclasses import dataclass
 
 __all__ = ["ALGORITHMS", "RunBusy", "main", "run_folder"]
 
-ALGORITHMS = ("ppo",)
-"""The algorithms ``--algo`` accepts: ``ppo`` (rsl-rl-lib, as ``steel-envs train``)."""
+ALGORITHMS = ("ppo", "sac")
+"""The algorithms ``--algo`` accepts: ``ppo`` (rsl-rl-lib, as ``steel-envs train``, the task's ``train_config``) and
+``sac`` (stable-baselines3, :mod:`steel_envs.training.sac`, the task's ``sac_config``)."""
 
 _VERSIONED = ("steel-envs", "newton", "warp-lang", "torch", "gymnasium", "rsl-rl-lib", "rliable")
 
@@ -153,7 +154,26 @@ def _train_ppo(run: Run, a: argparse.Namespace) -> tuple[str, dict]:
     return r.checkpoint, info
 
 
-_TRAINERS = {"ppo": _train_ppo}
+def _train_sac(run: Run, a: argparse.Namespace) -> tuple[str, dict]:
+    """Train SAC for ``run``; return the exported policy and what the run measured."""
+    from steel_envs.training.sac import train_sac
+
+    import steel_envs
+
+    config = steel_envs.task_class(run.env_id).sac_config
+    if a.num_envs is not None:
+        config = dataclasses.replace(config, num_envs=a.num_envs)
+    out = os.path.join(run.folder, "train")
+    r = train_sac(run.env_id, env_steps=run.env_steps, seed=run.seed, out_dir=out, device=a.device, config=config)
+    command = (
+        f"python -m steel_envs.training.sac {run.env_id} --env-steps {run.env_steps} --seed {run.seed} "
+        f"--num-envs {config.num_envs} --out {out}"
+    )
+    info = {"env_steps": r.env_steps, "seconds": r.seconds, "command": command, "hyper_parameters": r.config}
+    return r.policy, info
+
+
+_TRAINERS = {"ppo": _train_ppo, "sac": _train_sac}
 
 
 def read_score(summary, spec) -> float:

@@ -128,11 +128,11 @@ def _interval(value: tuple[float, float, float]) -> str:
 
 def markdown(report: dict) -> str:
     """The report's tables: the aggregates, the probabilities of improvement, and one row per ID."""
-    runs = {a: len(s) for a, s in report["seeds"].items()}
+    runs = ", ".join(f"{len(s)} seeds of {a}" for a, s in report["seeds"].items())
     lines = [
         f"# Comparison over {len(report['ids'])} IDs",
         "",
-        f"Normalized scores (0: random policy, 1: expert), {report['runs']} runs ({runs} seeds per algorithm); "
+        f"Normalized scores (0: random policy, 1: expert), {report['runs']} runs ({runs}); "
         "point estimates with stratified bootstrap 95 % intervals (rliable, "
         f"{report['bootstrap']['reps']} resamples). Optimality gap: lower is better.",
         "",
@@ -185,7 +185,7 @@ def _plots(out: str, report: dict, matrix: dict[str, np.ndarray]) -> None:
         metric_names=[_LABELS[m] for m in AGGREGATES],
         algorithms=algos,
         xlabel="Normalized score",
-        xlabel_y_coordinate=-0.45 / len(algos) - 0.1,  # rliable's default (-0.1) overlaps the ticks below 3 algorithms
+        xlabel_y_coordinate=-0.9 / len(algos) - 0.1,  # rliable's default (-0.1) overlaps the ticks below 3 algorithms
     )
     fig.savefig(os.path.join(out, "aggregates.png"), dpi=110, bbox_inches="tight")
     plt.close(fig)
