@@ -7,8 +7,9 @@
    ``--env-steps``; PPO runs whole iterations, so it rounds the budget up to the next one) into
    ``DIR/<algo>/<Name>/seed<k>/``, which holds ``config.json`` (the run's settings, the command it equals, package
    versions, the machine's speed) and ``train/`` (the run's logs and checkpoints). A run folder holds a ``lock`` file
-   while a process works in it; another process is refused in one line. A run whose ``result.json`` exists is
-   finished and skipped, so a stopped comparison resumes where it stopped (an unfinished run starts again);
+   while a process works in it; another process passes it by with one line (so several processes can share a
+   comparison) and ends without a report. A run whose ``result.json`` exists is finished and skipped, so a stopped
+   comparison resumes where it stopped (an unfinished run starts again from nothing);
 2. evaluates the final policy as ``steel-envs evaluate`` does: the policy's mean action, ``--episodes`` (100)
    counted episodes over ``--eval-envs`` (16) worlds, env seed ``k``, the task's randomization as it trains; reads
    the task's score from it (``benchmark.score``) and normalizes it (0 random, 1 expert:
@@ -32,6 +33,7 @@ import dataclasses
 import json
 import math
 import os
+import shutil
 import socket
 import sys
 import time
@@ -199,6 +201,8 @@ def _do_run(run: Run, a: argparse.Namespace, speed: dict | None) -> dict:
     from .compare_report import task_fingerprint
 
     spec = task_benchmark(run.env_id)
+    # An unfinished run (stopped, or its process died) starts again from nothing.
+    shutil.rmtree(os.path.join(run.folder, "train"), ignore_errors=True)
     config = {
         "algo": run.algo,
         "env_id": run.env_id,
@@ -346,6 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         todo = [r for r in runs if not os.path.isfile(os.path.join(r.folder, "result.json"))]
         print(f"compare: {len(runs)} runs, {len(runs) - len(todo)} finished before (skipped), {len(todo)} to do")
         speed = machine_speed() if todo else None
+        busy = []
         for i, run in enumerate(todo):
             print(
                 f"[{i + 1}/{len(todo)}] {run.algo} {run.env_id} seed {run.seed}: {run.env_steps:,} env-steps",
@@ -353,13 +358,22 @@ def main(argv: list[str] | None = None) -> int:
             )
             try:
                 with run_lock(run.folder):
+                    if os.path.isfile(os.path.join(run.folder, "result.json")):  # finished meanwhile by another process
+                        continue
                     record = _do_run(run, a, speed)
-            except RunBusy as e:
+            except RunBusy as e:  # another process works on it: go on with the others
                 print(f"steel-envs compare: {e}", file=sys.stderr)
-                return 2
+                busy.append(run.folder)
+                continue
             print(
                 f"    {record['score_name']} {record['score']:.4g} (normalized {record['normalized']:.3f})", flush=True
             )
+        if busy:
+            print(
+                f"steel-envs compare: {len(busy)} run(s) held by other processes; no report (--report when they end)",
+                file=sys.stderr,
+            )
+            return 2
     try:
         results = _load_results(a.out, a.algo, ids)
         report = build_report(a.out, results, reps=a.reps)
