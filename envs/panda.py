@@ -28,6 +28,7 @@ __all__ = [
     "ARM_UPPER",
     "GOAL_LEAD",
     "HAND_BODY",
+    "HandIK",
     "PandaScene",
     "PandaSceneConfig",
     "action_to_target",
@@ -173,15 +174,16 @@ def _ik_joint_targets(
     joint_target_q[coord_world_start[w] + j] = wp.clamp(ik_q[w, j], lower[j], upper[j])
 
 
-class _HandIK:
-    """``newton.ik`` for the ``ee_delta_pose`` mode: one Levenberg-Marquardt problem per world on a one-arm model
-    (``newton.ik.IKSolver`` solves problems of one articulation; it only launches kernels, so it runs inside the
-    captured step): the hand's position and orientation goals, the joint ranges, the fingers fixed."""
+class HandIK:
+    """``newton.ik`` for the ``ee_delta_pose`` mode and the PandaReach scripted solver: one Levenberg-Marquardt
+    problem per world on a one-arm model (``newton.ik.IKSolver`` solves problems of one articulation; it only launches
+    kernels, so it runs inside the captured step): the hand's position and orientation goals, the joint ranges, the
+    fingers fixed."""
 
-    def __init__(self, env: PandaScene) -> None:
+    def __init__(self, n: int, device, damping: float, iterations: int) -> None:
+        """Args: ``n`` problems (worlds), the Warp ``device``, LM's initial ``damping``, ``iterations`` per solve."""
         import newton.ik as ik
 
-        c, n, device = env.config, env.num_envs, env.wp_device
         builder = newton.ModelBuilder()
         PANDA.add_to(builder)
         arm = builder.finalize(device=device)
@@ -202,10 +204,10 @@ class _HandIK:
             objectives,
             optimizer="lm",
             jacobian_mode="analytic",
-            lambda_initial=float(c.ik_damping),
+            lambda_initial=float(damping),
             joint_dof_mask=wp.array(mask, dtype=wp.bool, device=device),
         )
-        self.iterations = int(c.ik_iterations)
+        self.iterations = int(iterations)
 
     def solve(self) -> None:
         """Overwrite :attr:`q` (num_envs, 9) with the joint angles [rad] that put the hand at the goals."""
@@ -341,7 +343,9 @@ class PandaScene(SteelVectorEnv):
         self._home = wp.array(PANDA.home[:ARM_JOINTS], dtype=wp.float32, device=self.wp_device)
         self._lower = wp.array(ARM_LOWER, dtype=wp.float32, device=self.wp_device)
         self._upper = wp.array(ARM_UPPER, dtype=wp.float32, device=self.wp_device)
-        self._ik = _HandIK(self) if self.config.action_mode == "ee_delta_pose" else None
+        c = self.config
+        ik = c.action_mode == "ee_delta_pose"
+        self._ik = HandIK(self.num_envs, self.wp_device, c.ik_damping, c.ik_iterations) if ik else None
 
     def _apply_actions(self) -> None:
         if self._ik is not None:

@@ -15,6 +15,7 @@ from steel_envs.envs.panda import (
     ARM_LOWER,
     ARM_UPPER,
     HAND_BODY,
+    HandIK,
     PandaScene,
     PandaSceneConfig,
     rotation_angle,
@@ -382,141 +383,59 @@ class PandaReachEnv(PandaScene):
 PandaReachSingleEnv = register_task("steel_envs/PandaReach-v0", PandaReachEnv)
 
 
-class _ArmKinematics:
-    """The Panda's forward kinematics in torch, from the vendored MJCF's body frames (panda.xml:124-199: each body's
-    ``pos`` and ``quat`` in its parent's frame, every arm joint a hinge about its body's z axis)."""
-
-    def __init__(self) -> None:
-        import xml.etree.ElementTree as ET
-
-        import torch
-
-        bodies = {b.get("name"): b for b in ET.parse(PANDA.mjcf).getroot().iter("body")}
-        frames = []
-        for name in (*(f"link{i}" for i in range(1, 8)), "hand"):
-            b = bodies[name]
-            pos = [float(x) for x in b.get("pos", "0 0 0").split()]
-            w, x, y, z = (float(v) for v in b.get("quat", "1 0 0 0").split())
-            n = math.sqrt(w * w + x * x + y * y + z * z)
-            w, x, y, z = w / n, x / n, y / n, z / n
-            rot = [
-                [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-            ]
-            frame = torch.eye(4, dtype=torch.float64)
-            frame[:3, :3], frame[:3, 3] = torch.tensor(rot, dtype=torch.float64), torch.tensor(pos, dtype=torch.float64)
-            frames.append(frame)
-        self.frames = torch.stack(frames)  # (8, 4, 4): link1 .. link7, then the hand
-
-    def joint_frames_and_hand(self, q):
-        """World frames (N, 7, 4, 4) of the arm joints (after their rotation) and the hand's (N, 4, 4), for joint
-        angles ``q`` (N, 7) [rad]."""
-        import torch
-
-        n = q.shape[0]
-        frame = torch.eye(4, dtype=torch.float64).expand(n, 4, 4)
-        joints = []
-        for i in range(ARM_JOINTS):
-            c, s = torch.cos(q[:, i]), torch.sin(q[:, i])
-            rz = torch.eye(4, dtype=torch.float64).repeat(n, 1, 1)
-            rz[:, 0, 0], rz[:, 0, 1], rz[:, 1, 0], rz[:, 1, 1] = c, -s, s, c
-            frame = frame @ self.frames[i] @ rz
-            joints.append(frame)
-        return torch.stack(joints, 1), frame @ self.frames[ARM_JOINTS]
-
-
-_KINEMATICS: _ArmKinematics | None = None
 _MAX_STEP = 0.15
 """The scripted solver's largest joint target lead over the measured angle [rad]."""
+_SCRIPTED_IK: dict[int, HandIK] = {}
+"""The scripted solver's ``newton.ik`` problems on the CPU, by their count (one per world)."""
 
 
-def _rotation_log(r):
-    """Axis-angle vectors (N, 3) [rad] of rotation matrices (N, 3, 3)."""
-    import torch
-
-    cos = ((r[:, 0, 0] + r[:, 1, 1] + r[:, 2, 2] - 1.0) / 2.0).clamp(-1.0, 1.0)
-    angle = torch.acos(cos)
-    axis = torch.stack([r[:, 2, 1] - r[:, 1, 2], r[:, 0, 2] - r[:, 2, 0], r[:, 1, 0] - r[:, 0, 1]], -1)
-    sin = torch.sin(angle)
-    small = sin.abs() < 1.0e-6
-    # Near pi the skew part vanishes: the axis is the column of R + I of largest norm.
-    near_pi = small & (cos < 0.0)
-    sym = r + torch.eye(3, dtype=r.dtype)
-    col = sym.norm(dim=1).argmax(-1)
-    axis_pi = sym[torch.arange(r.shape[0]), :, col]
-    axis_pi = axis_pi / axis_pi.norm(dim=-1, keepdim=True).clamp_min(1.0e-12)
-    out = axis * (angle / (2.0 * sin.clamp_min(1.0e-12))).unsqueeze(-1)
-    out = torch.where(near_pi.unsqueeze(-1), axis_pi * angle.unsqueeze(-1), out)
-    return torch.where((small & ~near_pi).unsqueeze(-1), 0.5 * axis, out)
-
-
-def _posture(target_pos, target_rot):
-    """The posture (N, 7) [rad] the redundancy returns to: the home pose turned by joint 1 towards the target, joint 7
-    at the angle that gives a downward hand the target's yaw. For the hand pointing down its yaw about z (x-y-z Euler
-    angles (pi, 0, psi)) is ``psi = pi/4 + q1 - q7`` (the MJCF's kinematics at q2 = q3 = q5 = 0), so joint 7 takes
-    ``pi/4 + q1 - psi`` wrapped into (-pi, pi] and clipped to its range."""
-    import torch
-
-    rest = torch.tensor(PANDA.home[:ARM_JOINTS], dtype=torch.float64).repeat(target_pos.shape[0], 1)
-    q1 = torch.atan2(target_pos[:, 1], target_pos[:, 0])
-    psi = torch.atan2(target_rot[:, 1, 0], target_rot[:, 0, 0])  # the hand's x axis in the world's x-y plane
-    q7 = torch.remainder(math.pi / 4 + q1 - psi + math.pi, 2 * math.pi) - math.pi
+def _posture(target_pos, target_quat):
+    """The posture (N, 7) [rad] the scripted solver's IK starts from: the home pose turned by joint 1 towards the
+    target, joint 7 at the angle that gives a downward hand the target's yaw. For the hand pointing down its yaw about
+    z (x-y-z Euler angles (pi, 0, psi)) is ``psi = pi/4 + q1 - q7`` (the MJCF's kinematics at q2 = q3 = q5 = 0), so
+    joint 7 takes ``pi/4 + q1 - psi`` wrapped into (-pi, pi] and clipped to its range. ``target_quat``: (N, 4),
+    (x, y, z, w)."""
+    rest = np.tile(np.asarray(PANDA.home[:ARM_JOINTS], np.float64), (target_pos.shape[0], 1))
+    q1 = np.arctan2(target_pos[:, 1], target_pos[:, 0])
+    x, y, z, w = target_quat.T
+    # the hand's x axis (the rotation matrix's first column) in the world's x-y plane
+    psi = np.arctan2(2.0 * (x * y + w * z), 1.0 - 2.0 * (y * y + z * z))
     rest[:, 0] = q1
-    rest[:, 6] = q7.clamp(float(ARM_LOWER[6]), float(ARM_UPPER[6]))
+    rest[:, 6] = np.clip(
+        np.remainder(math.pi / 4 + q1 - psi + math.pi, 2 * math.pi) - math.pi, ARM_LOWER[6], ARM_UPPER[6]
+    )
     return rest
 
 
-def inverse_kinematics(q, target_pos, target_quat, iterations: int = 8, damping: float = 0.05, posture_gain=0.2):
-    """Joint angles that put the hand at a target pose, by damped least squares on the MJCF's kinematics:
-    ``dq = J^T (J J^T + damping^2 I)^-1 e`` with ``e`` the position error [m] and the rotation error (axis-angle,
-    [rad]), both world frame, from ``q`` (N, 7) [rad] (joint 7 from the posture's angle) for ``iterations`` steps
-    (each joint step at most 0.5 rad), keeping the joints in their ranges, plus ``posture_gain`` times the way to a
-    posture facing the target (:func:`_posture`) projected on the null space of the hand's pose (the arm's
-    redundant DOF). ``target_quat`` is (x, y, z, w). Returns (N, 7) float64 [rad]."""
-    import torch
+def inverse_kinematics(target_pos, target_quat, iterations: int = 24, damping: float = 0.05) -> np.ndarray:
+    """Joint angles (N, 7) [rad] that put the hand at target poses: ``newton.ik``'s Levenberg-Marquardt
+    (:class:`steel_envs.envs.panda.HandIK`, analytic Jacobian, the joint ranges as an objective) from the posture
+    that faces each target (:func:`_posture`), so that the arm's redundant DOF stays near that posture.
 
-    global _KINEMATICS
-    if _KINEMATICS is None:
-        _KINEMATICS = _ArmKinematics()
-    lower, upper = torch.tensor(ARM_LOWER, dtype=torch.float64), torch.tensor(ARM_UPPER, dtype=torch.float64)
-    q = q.to(torch.float64).clone()
-    x, y, z, w = (target_quat.to(torch.float64)[:, i] for i in range(4))
-    target_rot = torch.stack(
-        [
-            torch.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-            torch.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-            torch.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-        ],
-        1,
-    )
-    eye = torch.eye(6, dtype=torch.float64)
-    rest = _posture(target_pos.to(torch.float64), target_rot)
-    # Start joint 7 at the posture's angle: the shortest turn of the hand can need joint 7 beyond its range (a yaw
-    # change near pi), where the damped steps stop at the limit; from the posture's angle they go the feasible way.
-    q[:, 6] = rest[:, 6]
-    for _ in range(iterations):
-        joints, hand = _KINEMATICS.joint_frames_and_hand(q)
-        p = hand[:, :3, 3]
-        axes, origins = joints[:, :, :3, 2], joints[:, :, :3, 3]  # (N, 7, 3)
-        jac = torch.cat([torch.cross(axes, p.unsqueeze(1) - origins, dim=-1), axes], -1).transpose(1, 2)  # (N, 6, 7)
-        error = torch.cat(
-            [target_pos.to(torch.float64) - p, _rotation_log(target_rot @ hand[:, :3, :3].transpose(1, 2))], -1
-        )
-        jt = jac.transpose(1, 2)
-        pinv = jt @ torch.linalg.inv(jac @ jt + damping**2 * eye)  # (N, 7, 6)
-        step = pinv @ error.unsqueeze(-1)
-        # The redundant DOF: towards the home pose within the null space of the hand's pose.
-        null = torch.eye(ARM_JOINTS, dtype=torch.float64) - pinv @ jac
-        step = step + null @ (posture_gain * (rest - q)).unsqueeze(-1)
-        q = torch.minimum(torch.maximum(q + step.squeeze(-1).clamp(-0.5, 0.5), lower), upper)
-    return q
+    Args:
+        target_pos: (N, 3) hand positions [m], robot base frame.
+        target_quat: (N, 4) hand orientations, (x, y, z, w).
+        iterations: LM iterations.
+        damping: LM's initial damping.
+    """
+    target_pos, target_quat = np.asarray(target_pos, np.float64), np.asarray(target_quat, np.float64)
+    n = target_pos.shape[0]
+    ik = _SCRIPTED_IK.get(n)
+    if ik is None:
+        ik = _SCRIPTED_IK[n] = HandIK(n, "cpu", damping, iterations)
+    rest = _posture(target_pos, target_quat)
+    q = ik.q.numpy()  # CPU arrays: views of the solver's memory
+    q[:, :ARM_JOINTS], q[:, ARM_JOINTS:] = rest, 0.0
+    ik.positions.assign(wp.array(target_pos.astype(np.float32), dtype=wp.vec3, device="cpu"))
+    ik.rotations.assign(wp.array(target_quat.astype(np.float32), dtype=wp.vec4, device="cpu"))
+    ik.solve()
+    return np.clip(ik.q.numpy()[:, :ARM_JOINTS].astype(np.float64), ARM_LOWER, ARM_UPPER)
 
 
 def scripted_policy(obs):
-    """A scripted solver of PandaReach-v0: each step, the joint targets of the hand at the target pose by damped least
-    squares (:func:`inverse_kinematics`, from the measured joint angles), at most 0.15 rad ahead of each measured
-    angle, as the actions of those targets (:func:`steel_envs.envs.panda.target_to_action`).
+    """A scripted solver of PandaReach-v0: each step, the joint targets of the hand at the target pose by
+    ``newton.ik`` (:func:`inverse_kinematics`, from the posture facing the target), at most 0.15 rad ahead of each
+    measured angle, as the actions of those targets (:func:`steel_envs.envs.panda.target_to_action`).
 
     Usable as ``steel-envs evaluate steel_envs/PandaReach-v0 --policy steel_envs.tasks.panda_reach:scripted_policy``.
 
@@ -528,10 +447,10 @@ def scripted_policy(obs):
     """
     import torch
 
-    home = torch.tensor(PANDA.home[:ARM_JOINTS], dtype=torch.float64)
-    q = obs[:, :ARM_JOINTS].cpu().to(torch.float64) + home
-    q_ik = inverse_kinematics(q, obs[:, 18:21].cpu(), obs[:, 21:25].cpu())
+    o = obs.detach().cpu().numpy().astype(np.float64)
+    q = o[:, :ARM_JOINTS] + np.asarray(PANDA.home[:ARM_JOINTS], np.float64)
+    q_ik = inverse_kinematics(o[:, 18:21], o[:, 21:25])
     # At most 0.15 rad a step (4.5 rad/s) ahead of the arm: the hand moves on a short path instead of the stiff
     # drives swinging it through the ground between distant poses.
-    q_cmd = q + (q_ik - q).clamp(-_MAX_STEP, _MAX_STEP)
-    return torch.from_numpy(target_to_action(q_cmd.numpy())).to(torch.float32).to(obs.device)
+    q_cmd = q + np.clip(q_ik - q, -_MAX_STEP, _MAX_STEP)
+    return torch.from_numpy(target_to_action(q_cmd)).to(torch.float32).to(obs.device)
