@@ -149,7 +149,7 @@ def _train_ppo(run: Run, a: argparse.Namespace) -> tuple[str, dict]:
         raise KeyboardInterrupt
     command = (
         f"steel-envs train {run.env_id} --seed {run.seed} --max-iterations {iterations} --num-envs {ppo.num_envs} "
-        f"--target-return None --log-dir {log_dir}"
+        f"--target-return None --shards {a.shards} --device {a.device} --log-dir {log_dir}"
     )
     info = {"env_steps": r.env_steps, "iterations": r.iterations, "seconds": r.seconds, "command": command}
     info["hyper_parameters"] = dataclasses.asdict(ppo)
@@ -169,7 +169,7 @@ def _train_sac(run: Run, a: argparse.Namespace) -> tuple[str, dict]:
     r = train_sac(run.env_id, env_steps=run.env_steps, seed=run.seed, out_dir=out, device=a.device, config=config)
     command = (
         f"python -m steel_envs.training.sac {run.env_id} --env-steps {run.env_steps} --seed {run.seed} "
-        f"--num-envs {config.num_envs} --out {out}"
+        f"--num-envs {config.num_envs} --device {a.device} --out {out}"
     )
     info = {"env_steps": r.env_steps, "seconds": r.seconds, "command": command, "hyper_parameters": r.config}
     return r.policy, info
