@@ -162,6 +162,11 @@ def test_compare_refuses_a_held_run_mixed_budgets_and_bad_names(compared, tmp_pa
         with pytest.raises(SystemExit):
             main(["--algo", "ppo", "--suite", "classic", *bad, "--out", str(tmp_path)])
         assert expected in capsys.readouterr().err
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    with pytest.raises(SystemExit):  # before any training
+        main(["--algo", "ppo", "--suite", "classic", "--out", str(blocker / "runs")])
+    assert "--out: cannot create" in capsys.readouterr().err
 
 
 def test_sac_exports_the_deterministic_policy_sb3_acts_with(tmp_path):

@@ -277,6 +277,8 @@ def _load_results(out: str, algos: Sequence[str] | None, ids: Sequence[str] | No
         if (algos is not None and algo not in algos) or not os.path.isdir(os.path.join(out, algo)):
             continue
         for name in sorted(os.listdir(os.path.join(out, algo))):
+            if not os.path.isdir(os.path.join(out, algo, name)):
+                continue
             for seed_dir in sorted(os.listdir(os.path.join(out, algo, name))):
                 path = os.path.join(out, algo, name, seed_dir, "result.json")
                 if os.path.isfile(path):
@@ -338,6 +340,12 @@ def main(argv: list[str] | None = None) -> int:
         ids = resolve_ids(a.suite) if a.suite is not None else None
     except ValueError as e:
         p.error(str(e))
+    a.algo = list(dict.fromkeys(a.algo)) if a.algo else a.algo
+    if not a.report:
+        try:  # before any training: a folder that cannot be written costs nothing
+            os.makedirs(a.out, exist_ok=True)
+        except OSError as e:
+            p.error(f"--out: cannot create the folder {a.out!r} ({e.strerror or e})")
     if not a.report:
         from steel_envs.training.benchmarks.reference import machine_speed
 
