@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from .hooks import TaskHooks
 
-__all__ = ["SUITES", "BenchmarkSpec", "suite_ids", "task_benchmark"]
+__all__ = ["SUITES", "BenchmarkSpec", "scripted_success", "suite_ids", "task_benchmark"]
 
 SUITES = ("classic", "locomotion", "manipulation", "deformable")
 """The suites a task belongs to: ``classic`` (cart-poles), ``locomotion`` (legged robots), ``manipulation`` (arms,
@@ -86,6 +86,23 @@ class BenchmarkSpec:
         """``(score - random_score) / (expert_score - random_score)``: 0 random, 1 expert, above 1 better than the
         expert (unitless)."""
         return (float(score) - self.random_score) / (self.expert_score - self.random_score)
+
+
+_REPORTS = "docs/reference"
+
+
+def scripted_success(suite: str, name: str, random_score: float = 0.0, expert_score: float = 1.0) -> BenchmarkSpec:
+    """The declaration of a task scored by its success rate, anchored by the random policy's and the scripted solver's
+    rates as its reference report ``docs/reference/<name>.json`` measured them (100 episodes each)."""
+    return BenchmarkSpec(
+        suite=suite,
+        score="success_rate",
+        direction="higher",
+        random_score=random_score,
+        expert_score=expert_score,
+        expert_from="scripted_policy",
+        anchors=f"success rates over 100 episodes of the random policy and of scripted_policy ({_REPORTS}/{name}.json)",
+    )
 
 
 def task_benchmark(env_id: str) -> BenchmarkSpec:

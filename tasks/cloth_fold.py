@@ -11,7 +11,7 @@ import torch
 import warp as wp
 from steel_envs.envs.cloth import PARTICLE_RADIUS, ClothScene, ClothSceneConfig
 
-from steel_envs.benchmark import BenchmarkSpec
+from steel_envs.benchmark import scripted_success
 from steel_envs.ranges import COST_WEIGHT, at_least, between, declare, positive
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, term
@@ -269,18 +269,7 @@ class ClothFoldEnv(ClothScene):
         init_at_random_ep_len=True,
     )
     """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
-    benchmark = BenchmarkSpec(
-        suite="deformable",
-        score="success_rate",
-        direction="higher",
-        random_score=0.0,
-        expert_score=1.0,
-        expert_from="scripted_policy",
-        anchors=(
-            "success rates over 100 episodes of the random policy and of scripted_policy "
-            "(docs/reference/ClothFold-v0.json)"
-        ),
-    )
+    benchmark = scripted_success("deformable", "ClothFold-v0")
 
     def observation_blocks(self) -> tuple[ObservationBlock, ...]:
         stride = int(self.config.observation_stride)

@@ -24,7 +24,7 @@ from steel_envs.envs.panda import (
 from steel_envs.tasks.terms import legged
 
 from steel_envs.assets import PANDA
-from steel_envs.benchmark import BenchmarkSpec
+from steel_envs.benchmark import scripted_success
 from steel_envs.ranges import any_value, at_least, declare, positive
 from steel_envs.registration import register_task
 from steel_envs.spec import EpisodeMetric, ObservationBlock, RewardTerm, term
@@ -312,18 +312,7 @@ class PandaReachEnv(PandaScene):
         critic_hidden_dims=(64, 64),
     )
     """PPO settings of ``steel-envs train`` (Isaac Lab's Reach-Franka PPO: (64, 64) networks, 24 steps per env)."""
-    benchmark = BenchmarkSpec(
-        suite="manipulation",
-        score="success_rate",
-        direction="higher",
-        random_score=0.0,
-        expert_score=1.0,
-        expert_from="scripted_policy",
-        anchors=(
-            "success rates over 100 episodes of the random policy and of scripted_policy "
-            "(docs/reference/PandaReach-v0.json)"
-        ),
-    )
+    benchmark = scripted_success("manipulation", "PandaReach-v0")
 
     def observation_blocks(self) -> tuple[ObservationBlock, ...]:
         """:attr:`observations`, the previous actions' block as wide as the action mode's actions."""

@@ -12,7 +12,7 @@ from steel_envs.envs.push import CUBE_HALF, FINGER_RADIUS, PushScene, PushSceneC
 from steel_envs.tasks.terms import goals
 from steel_envs.tasks.terms.goals import PushGoalConfig, draw_goal, goals_on_ground
 
-from steel_envs.benchmark import BenchmarkSpec
+from steel_envs.benchmark import scripted_success
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm, term
 from steel_envs.torch_views import to_torch
@@ -238,18 +238,7 @@ class PushCubeEnv(PushScene):
         min_noise_std=0.3,
     )
     """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
-    benchmark = BenchmarkSpec(
-        suite="manipulation",
-        score="success_rate",
-        direction="higher",
-        random_score=0.0,
-        expert_score=1.0,
-        expert_from="scripted_policy",
-        anchors=(
-            "success rates over 100 episodes of the random policy and of scripted_policy "
-            "(docs/reference/PushCube-v0.json)"
-        ),
-    )
+    benchmark = scripted_success("manipulation", "PushCube-v0")
 
     def goal_positions(self) -> np.ndarray:
         """Each world's goal on the ground, (num_envs, 1, 3) [m]."""

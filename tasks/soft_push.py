@@ -12,7 +12,7 @@ from steel_envs.envs.soft import PARTICLE_RADIUS, PUSHER_HALF, SoftScene, SoftSc
 from steel_envs.tasks.terms import goals
 from steel_envs.tasks.terms.goals import PushGoalConfig, draw_goal, goals_on_ground, planar_distance
 
-from steel_envs.benchmark import BenchmarkSpec
+from steel_envs.benchmark import scripted_success
 from steel_envs.ranges import COST_WEIGHT, at_least, between, declare
 from steel_envs.registration import register_task
 from steel_envs.spec import ObservationBlock, RewardTerm, TerminationTerm, term
@@ -261,18 +261,7 @@ class SoftPushEnv(SoftScene):
     )
     train_config = PpoConfig(num_envs=64, num_steps_per_env=32, max_iterations=300)
     """PPO settings of ``steel-envs train`` for this task (the learner is not imported here)."""
-    benchmark = BenchmarkSpec(
-        suite="deformable",
-        score="success_rate",
-        direction="higher",
-        random_score=0.0,
-        expert_score=1.0,
-        expert_from="scripted_policy",
-        anchors=(
-            "success rates over 100 episodes of the random policy and of scripted_policy "
-            "(docs/reference/SoftPush-v0.json)"
-        ),
-    )
+    benchmark = scripted_success("deformable", "SoftPush-v0")
 
     @property
     def block_corners(self) -> tuple[int, ...]:
