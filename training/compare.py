@@ -373,6 +373,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"steel-envs compare: {e}", file=sys.stderr)
                 busy.append(run.folder)
                 continue
+            except KeyboardInterrupt:
+                from steel_envs.cli_common import stopped_by_ctrl_c
+
+                kept = f"the finished runs are kept under {a.out}; {run.folder} starts again on the next call"
+                return stopped_by_ctrl_c("compare", saved=kept, when=f"in run {i + 1} of {len(todo)}")
             print(
                 f"    {record['score_name']} {record['score']:.4g} (normalized {record['normalized']:.3f})", flush=True
             )
