@@ -346,7 +346,6 @@ def main(argv: list[str] | None = None) -> int:
             os.makedirs(a.out, exist_ok=True)
         except OSError as e:
             p.error(f"--out: cannot create the folder {a.out!r} ({e.strerror or e})")
-    if not a.report:
         from steel_envs.training.benchmarks.reference import machine_speed
 
         runs = [
