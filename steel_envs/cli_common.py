@@ -1,12 +1,13 @@
 """What every ``steel-envs`` command shares: the one line of a Ctrl-C, and the checks of its file arguments that run
 before any env is built (so a typo costs no build and its message is never glued to a progress bar).
 
-Light: ``os`` and ``sys`` only, so a command checks its arguments before loading Warp, Newton or torch.
+Light: ``os``, ``signal`` and ``sys`` only, so a command checks its arguments before loading Warp, Newton or torch.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 __all__ = ["EXIT_INTERRUPTED", "check_input_file", "check_output_file", "check_policy_spec", "stopped_by_ctrl_c"]
@@ -18,16 +19,17 @@ _NAMED_POLICIES = ("random", "zero", "reference")
 _POLICY_FILE_SUFFIXES = (".pt", ".pth", ".onnx", ".jit")
 
 
-def stopped_by_ctrl_c(command: str, saved: str = "nothing saved", when: str = "") -> int:
-    """Close the open progress bars (so the line stands on its own), print ``steel-envs <command>: stopped by Ctrl-C
-    [<when>]; <saved>`` on stderr and return :data:`EXIT_INTERRUPTED`. ``saved`` says what was written and where;
-    ``when``, how far the command got (e.g. ``after 120 of 500 steps``)."""
+def stopped_by_ctrl_c(command: str, saved: str = "nothing saved", when: str = "", by: str = "Ctrl-C") -> int:
+    """Close the open progress bars (so the line stands on its own), print ``steel-envs <command>: stopped by <by>
+    [<when>]; <saved>`` on stderr and return the shell's status for it: :data:`EXIT_INTERRUPTED` for Ctrl-C, 128 + the
+    signal's number for a signal's name (``by="SIGTERM"``: 143). ``saved`` says what was written and where; ``when``,
+    how far the command got (e.g. ``after 120 of 500 steps``)."""
     tqdm_module = sys.modules.get("tqdm.std")
     if tqdm_module is not None:  # a bar left open by the interrupted loop would end mid-line
         for bar in list(getattr(tqdm_module.tqdm, "_instances", ())):
             bar.close()
-    print(f"steel-envs {command}: stopped by Ctrl-C{' ' + when if when else ''}; {saved}", file=sys.stderr, flush=True)
-    return EXIT_INTERRUPTED
+    print(f"steel-envs {command}: stopped by {by}{' ' + when if when else ''}; {saved}", file=sys.stderr, flush=True)
+    return EXIT_INTERRUPTED if by == "Ctrl-C" else 128 + signal.Signals[by].value
 
 
 def check_input_file(path: str, argument: str) -> None:

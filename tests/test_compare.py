@@ -144,7 +144,7 @@ def test_compare_resumes_and_rebuilds_the_report(compared, capsys):
     assert (compared / "compare.md").is_file()
 
 
-def test_compare_refuses_a_held_run_mixed_budgets_and_bad_names(compared, tmp_path, capsys):
+def test_compare_refuses_a_held_run_and_bad_arguments_before_training(compared, tmp_path, capsys):
     seed1 = compared / "ppo" / "PendulumSwingup-v0" / "seed1"
     (seed1 / "result.json").rename(tmp_path / "result.json")
     (seed1 / "lock").write_text(f"{os.getpid()} {os.uname().nodename}")
@@ -153,12 +153,19 @@ def test_compare_refuses_a_held_run_mixed_budgets_and_bad_names(compared, tmp_pa
         assert "held by process" in capsys.readouterr().err
     finally:
         (seed1 / "lock").unlink()
-    record = json.loads((tmp_path / "result.json").read_text())
-    (seed1 / "result.json").write_text(json.dumps({**record, "budget_env_steps": 4000}))
-    assert main(["--report", "--out", str(compared)]) == 2
-    assert "different budgets" in capsys.readouterr().err
-    (tmp_path / "result.json").rename(seed1 / "result.json")
-    for bad, expected in ((["--algo", "dqn"], "unknown algorithm"), (["--suite", "toys"], "--suite")):
+        (tmp_path / "result.json").rename(seed1 / "result.json")
+    times = {p: p.stat().st_mtime_ns for p in compared.glob("*/*/seed*/result.json")}
+    # A finished run is reused only under the settings it was made with: another evaluation is refused, not mixed.
+    assert _compare(compared, "--episodes", "4") == 2
+    err = capsys.readouterr().err
+    assert "8 finished run(s) under --out were made with other settings" in err and "eval_episodes 8 (asked 4)" in err
+    assert {p: p.stat().st_mtime_ns for p in times} == times and not list(compared.glob("*/*/seed2"))
+    for bad, expected in (
+        (["--algo", "dqn"], "unknown algorithm"),
+        (["--suite", "toys"], "--suite"),
+        (["--suite", "CartpoleBalance-v0"], "IDs take their namespace: steel_envs/CartpoleBalance-v0"),
+        (["--device", "cuda:7"], "--device"),
+    ):
         with pytest.raises(SystemExit):
             main(["--algo", "ppo", "--suite", "classic", *bad, "--out", str(tmp_path)])
         assert expected in capsys.readouterr().err
@@ -167,6 +174,85 @@ def test_compare_refuses_a_held_run_mixed_budgets_and_bad_names(compared, tmp_pa
     with pytest.raises(SystemExit):  # before any training
         main(["--algo", "ppo", "--suite", "classic", "--out", str(blocker / "runs")])
     assert "--out: cannot create" in capsys.readouterr().err
+
+
+def _results_copy(compared, dst):
+    for path in compared.glob("*/*/seed*/result.json"):
+        target = dst / path.relative_to(compared)
+        target.parent.mkdir(parents=True)
+        target.write_text(path.read_text())
+    return dst
+
+
+def _edit(path, **changes):
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({**record, **changes}))
+
+
+def test_report_refuses_runs_that_do_not_compare(compared, tmp_path, capsys):
+    def refused(expected, *extra):
+        assert main(["--report", "--out", str(out), "--reps", "50", *extra]) == 2
+        assert expected in capsys.readouterr().err
+
+    out = _results_copy(compared, tmp_path / "a")
+    seed1 = out / "ppo" / "PendulumSwingup-v0" / "seed1" / "result.json"
+    record = json.loads(seed1.read_text())
+    settings = record["settings"]
+    cases = (
+        ({"budget_env_steps": 4000, "settings": {**settings, "budget_env_steps": 4000}}, "different budget_env_steps"),
+        ({"settings": {**settings, "eval_worlds": 4}}, "different eval_worlds"),
+        ({"settings": {**settings, "train_worlds": 4}}, "ppo steel_envs_test/PendulumSwingup-v0 has runs of different"),
+        ({"normalized": record["normalized"] + 0.5}, "the installed anchors give"),
+        ({"score": float("nan")}, "score is nan"),
+    )
+    for changes, expected in cases:
+        _edit(seed1, **changes)
+        refused(expected)
+        seed1.write_text(json.dumps(record))
+    seed1.write_text("{")
+    refused(f"{seed1}: not a readable result")
+    seed1.write_text(json.dumps({k: v for k, v in record.items() if k != "score"}))
+    refused("lacks ['score']")
+    seed1.write_text(json.dumps(record))
+    copy = seed1.parent.with_name("seed1.bak")
+    copy.mkdir()
+    (copy / "result.json").write_text(json.dumps(record))
+    refused("its record is ppo/PendulumSwingup-v0/seed1, not this folder")
+    (copy / "result.json").unlink()
+    refused("ppo lacks finished runs of seeds [0, 1, 2]", "--seeds", "3")
+    for name in ANCHORS:  # an algorithm that lacks a seed on every ID
+        (out / "sac" / name / "seed1" / "result.json").unlink()
+    refused("sac lacks finished runs of seeds [0, 1]")
+    assert main(["--report", "--out", str(out), "--reps", "50", "--seeds", "1"]) == 0
+    assert "One seed per ID" in (out / "compare.md").read_text()
+
+
+def test_report_shows_the_env_steps_each_algorithm_trained(compared):
+    report = json.loads((compared / "compare.json").read_text())
+    markdown = (compared / "compare.md").read_text()
+    for name in ANCHORS:
+        task = report["tasks"][next(i for i in report["ids"] if i.endswith(name))]
+        assert task["eval_episodes"] == 8 and task["eval_worlds"] == 8
+        for algo in ("ppo", "sac"):
+            trained = [
+                json.loads((compared / algo / name / f"seed{k}" / "result.json").read_text())["env_steps"]
+                for k in (0, 1)
+            ]
+            assert task["by_algorithm"][algo]["env_steps"] == trained and min(trained) >= 1000
+            assert f"{trained[0]:,} steps" in markdown
+
+
+def test_a_lock_without_a_holder_is_taken_over_once_old(tmp_path):
+    from steel_envs.training.compare_runs import RunBusy, run_lock
+
+    lock = tmp_path / "lock"
+    lock.write_text("")
+    with pytest.raises(RunBusy, match="still writing"), run_lock(str(tmp_path)):
+        pass
+    os.utime(lock, (0, 0))
+    with run_lock(str(tmp_path)):
+        assert lock.read_text() == f"{os.getpid()} {os.uname().nodename}"
+    assert not lock.exists()
 
 
 def test_sac_exports_the_deterministic_policy_sb3_acts_with(tmp_path):

@@ -9,7 +9,9 @@
    versions, the machine's speed) and ``train/`` (the run's logs and checkpoints). A run folder holds a ``lock`` file
    while a process works in it; another process passes it by with one line (so several processes can share a
    comparison) and ends without a report. A run whose ``result.json`` exists is finished and skipped, so a stopped
-   comparison resumes where it stopped (an unfinished run starts again from nothing);
+   comparison resumes where it stopped (an unfinished run starts again from nothing). ``result.json`` records the
+   run's settings (budget, training worlds, evaluation episodes and worlds): a finished run asked for again with other
+   settings is refused before anything trains, naming its folder;
 2. evaluates the final policy as ``steel-envs evaluate`` does: the policy's mean action, ``--episodes`` (100)
    counted episodes over ``--eval-envs`` (16) worlds, env seed ``k``, the task's randomization as it trains; reads
    the task's score from it (``benchmark.score``) and normalizes it (0 random, 1 expert:
@@ -17,30 +19,34 @@
 3. aggregates every algorithm's normalized scores (runs x IDs) with ``rliable``
    (:mod:`steel_envs.training.compare_stats`): IQM, median, mean and optimality gap with stratified bootstrap 95 %
    intervals, performance profiles, and the probability of improvement of every pair of algorithms; writes
-   ``DIR/compare.json``, ``DIR/compare.md`` (the aggregate table and one table per ID) and ``DIR/aggregates.png``,
-   ``DIR/profiles.png``, ``DIR/improvement.png``.
+   ``DIR/compare.json``, ``DIR/compare.md`` (the aggregate table and one table per ID, with the env-steps each
+   algorithm trained) and ``DIR/aggregates.png``, ``DIR/profiles.png``, ``DIR/improvement.png``. The report covers
+   exactly the runs asked for (seeds ``0 .. --seeds - 1``), whatever else ``DIR`` holds.
 
-``--report`` rebuilds step 3 from the runs saved under ``DIR`` without training. Refused in one line: an unknown
-suite, algorithm or ID, an ID that declares no benchmark, and a report over runs of one ID made with different
-budgets or task declarations (a changed task or anchors: ``config.json``'s ``task_fingerprint``), or with runs missing.
+``--report`` rebuilds step 3 from the runs saved under ``DIR`` without training: those of ``--algo``, ``--suite`` and
+seeds ``0 .. --seeds - 1`` when given, else every run found. Refused in one line: an unknown suite, algorithm, device
+or ID (or an ID without its namespace), an ID that declares no benchmark, and a report over runs that do not compare:
+runs of one ID with different budgets, evaluations or task declarations (a changed task or anchors:
+``result.json``'s ``task_fingerprint``), of one algorithm and ID with different training worlds, a normalized score
+that the installed anchors do not give from the run's score, a ``result.json`` unreadable, incomplete, non-finite or
+in a folder that is not its record's, or a missing seed (every algorithm must have the same seeds of every ID).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import json
 import math
 import os
 import shutil
-import socket
+import signal
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
-__all__ = ["ALGORITHMS", "RunBusy", "main", "run_folder"]
+from .compare_runs import Run, RunBusy, load_results, read_result, run_folder, run_lock, run_settings, settings_mismatch
+
+__all__ = ["ALGORITHMS", "main", "resolve_ids"]
 
 ALGORITHMS = ("ppo", "sac")
 """The algorithms ``--algo`` accepts: ``ppo`` (rsl-rl-lib, as ``steel-envs train``, the task's ``train_config``) and
@@ -49,25 +55,8 @@ ALGORITHMS = ("ppo", "sac")
 _VERSIONED = ("steel-envs", "newton", "warp-lang", "torch", "gymnasium", "rsl-rl-lib", "rliable")
 
 
-class RunBusy(ValueError):
-    """A run folder another live process holds (its ``lock`` file)."""
-
-
-@dataclass(frozen=True)
-class Run:
-    """One (algorithm, ID, seed) of a comparison."""
-
-    algo: str
-    env_id: str
-    seed: int
-    env_steps: int
-    """The budget asked for [env-steps]."""
-    folder: str
-
-
-def run_folder(out: str, algo: str, env_id: str, seed: int) -> str:
-    """``<out>/<algo>/<Name>/seed<k>``, ``Name`` the ID without its namespace (``CartpoleBalance-v0``)."""
-    return os.path.join(out, algo, env_id.split("/")[-1], f"seed{seed}")
+class Stopped(Exception):
+    """The comparison was stopped by a signal (its name: ``Ctrl-C``, ``SIGTERM``)."""
 
 
 def _versions() -> dict[str, str | None]:
@@ -82,50 +71,6 @@ def _versions() -> dict[str, str | None]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's live process
-        return True
-    return True
-
-
-@contextlib.contextmanager
-def run_lock(folder: str) -> Iterator[None]:
-    """Hold ``folder/lock`` (``"<pid> <host>"``, created atomically) while working in ``folder``; a lock left by a
-    process of this host that no longer runs is taken over.
-
-    Raises:
-        RunBusy: If a live process (or one on another host, which cannot be checked) holds the folder.
-    """
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, "lock")
-    me = f"{os.getpid()} {socket.gethostname()}"
-    for _ in range(2):
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            with contextlib.suppress(OSError), open(path) as f:
-                pid, _, host = f.read().strip().partition(" ")
-                if host != socket.gethostname() or (pid.isdigit() and _alive(int(pid))):
-                    raise RunBusy(f"{folder}: held by process {pid} on {host} (its lock file); not touched") from None
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(path)  # the holder died: its run is unfinished and starts again
-            continue
-        with os.fdopen(fd, "w") as f:
-            f.write(me)
-        break
-    else:
-        raise RunBusy(f"{folder}: another process took its lock while this one replaced a stale one")
-    try:
-        yield
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(path)
-
-
 def _train_ppo(run: Run, a: argparse.Namespace) -> tuple[str, dict]:
     """Train PPO for ``run``; return the final checkpoint and what the run measured."""
     from steel_envs.training.train import train
@@ -133,9 +78,7 @@ def _train_ppo(run: Run, a: argparse.Namespace) -> tuple[str, dict]:
 
     import steel_envs
 
-    ppo = steel_envs.task_class(run.env_id).train_config
-    if a.num_envs is not None:
-        ppo = dataclasses.replace(ppo, num_envs=a.num_envs)
+    ppo = dataclasses.replace(steel_envs.task_class(run.env_id).train_config, num_envs=run.settings["train_worlds"])
     # The whole budget, whatever the return: a target that stops one algorithm early would give it fewer env-steps.
     iterations = max(1, math.ceil(run.env_steps / (ppo.num_envs * ppo.num_steps_per_env)))
     ppo = dataclasses.replace(ppo, max_iterations=iterations, target_return=None)
@@ -146,7 +89,7 @@ def _train_ppo(run: Run, a: argparse.Namespace) -> tuple[str, dict]:
         )
     )
     if r.stop_signal is not None:
-        raise KeyboardInterrupt
+        raise Stopped("Ctrl-C" if r.stop_signal == signal.SIGINT else signal.Signals(r.stop_signal).name)
     command = (
         f"steel-envs train {run.env_id} --seed {run.seed} --max-iterations {iterations} --num-envs {ppo.num_envs} "
         f"--target-return None --shards {a.shards} --device {a.device} --log-dir {log_dir}"
@@ -162,9 +105,7 @@ def _train_sac(run: Run, a: argparse.Namespace) -> tuple[str, dict]:
 
     import steel_envs
 
-    config = steel_envs.task_class(run.env_id).sac_config
-    if a.num_envs is not None:
-        config = dataclasses.replace(config, num_envs=a.num_envs)
+    config = dataclasses.replace(steel_envs.task_class(run.env_id).sac_config, num_envs=run.settings["train_worlds"])
     out = os.path.join(run.folder, "train")
     r = train_sac(run.env_id, env_steps=run.env_steps, seed=run.seed, out_dir=out, device=a.device, config=config)
     command = (
@@ -209,6 +150,7 @@ def _do_run(run: Run, a: argparse.Namespace, speed: dict | None) -> dict:
         "seed": run.seed,
         "budget_env_steps": run.env_steps,
         "task_fingerprint": task_fingerprint(run.env_id),
+        "settings": run.settings,
         "versions": _versions(),
         "machine_speed": speed,
         "device": a.device,
@@ -223,8 +165,8 @@ def _do_run(run: Run, a: argparse.Namespace, speed: dict | None) -> dict:
     result = evaluate(
         run.env_id,
         [checkpoint],
-        episodes=a.episodes,
-        num_envs=a.eval_envs,
+        episodes=run.settings["eval_episodes"],
+        num_envs=run.settings["eval_worlds"],
         seeds=(run.seed,),
         device=a.device,
         progress=False,
@@ -232,7 +174,7 @@ def _do_run(run: Run, a: argparse.Namespace, speed: dict | None) -> dict:
     summary = result.summaries[0]
     score = read_score(summary, spec)
     record = {
-        **{k: config[k] for k in ("algo", "env_id", "seed", "budget_env_steps", "task_fingerprint")},
+        **{k: config[k] for k in ("algo", "env_id", "seed", "budget_env_steps", "task_fingerprint", "settings")},
         "env_steps": trained["env_steps"],
         "train_seconds": trained["seconds"],
         "eval_seconds": time.perf_counter() - start,
@@ -263,30 +205,14 @@ def resolve_ids(suite: str) -> list[str]:
     if suite in (*SUITES, "all"):
         return suite_ids(suite)
     if "/" not in suite:
+        if suite.split(",")[0].rpartition("-v")[2].isdigit():  # an ID without its namespace
+            named = ",".join(f"steel_envs/{name.strip()}" for name in suite.split(","))
+            raise ValueError(f"--suite: {suite!r} is not a suite; IDs take their namespace: {named}")
         return suite_ids(suite)  # not an ID: suite_ids names the suites
     ids = [s.strip() for s in suite.split(",") if s.strip()]
     for env_id in ids:
         task_benchmark(env_id)
     return list(dict.fromkeys(ids))
-
-
-def _load_results(out: str, algos: Sequence[str] | None, ids: Sequence[str] | None) -> list[dict]:
-    """Every ``result.json`` under ``out`` (only ``algos`` and ``ids`` when given)."""
-    found = []
-    for algo in sorted(os.listdir(out)) if os.path.isdir(out) else []:
-        if (algos is not None and algo not in algos) or not os.path.isdir(os.path.join(out, algo)):
-            continue
-        for name in sorted(os.listdir(os.path.join(out, algo))):
-            if not os.path.isdir(os.path.join(out, algo, name)):
-                continue
-            for seed_dir in sorted(os.listdir(os.path.join(out, algo, name))):
-                path = os.path.join(out, algo, name, seed_dir, "result.json")
-                if os.path.isfile(path):
-                    with open(path) as f:
-                        record = json.load(f)
-                    if ids is None or record["env_id"] in ids:
-                        found.append(record)
-    return found
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -301,7 +227,12 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="classic, locomotion, manipulation, deformable, all, or comma-separated IDs (steel_envs/...)",
     )
-    p.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 per (algorithm, ID) (default 5)")
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=None,
+        help="seeds 0..N-1 per (algorithm, ID) (default 5; with --report, default: the seeds found, alike for all)",
+    )
     p.add_argument("--env-steps", type=int, default=None, help="budget of every run; default each task's own")
     p.add_argument("--out", required=True, help="folder of the runs and the report")
     p.add_argument("--report", action="store_true", help="rebuild the report from the runs under --out; no training")
@@ -325,12 +256,97 @@ def _check_args(p: argparse.ArgumentParser, a: argparse.Namespace) -> None:
         value = getattr(a, name)
         if value is not None and value < 1:
             p.error(f"--{name.replace('_', '-')}: expected an int >= 1, got {value}")
+    if not a.report:
+        import warp as wp
+
+        try:  # here, not when the first run starts training
+            wp.get_device(a.device)
+        except Exception as e:
+            p.error(f"--device: expected 'cpu' or an available 'cuda:N', got {a.device!r} ({e})")
+
+
+def _plan(a: argparse.Namespace, ids: list[str]) -> list[Run]:
+    """Every run of the call, in order.
+
+    Raises:
+        ValueError: Naming the folders, when finished runs among them were made with other settings (they would be
+            reused, or their report refused after new training).
+    """
+    from steel_envs.benchmark import task_benchmark
+
+    runs = []
+    for algo in a.algo:
+        for env_id in ids:
+            budget = a.env_steps or task_benchmark(env_id).env_steps
+            settings = run_settings(algo, env_id, budget, a.num_envs, a.episodes, a.eval_envs)
+            runs += [Run(algo, env_id, k, budget, run_folder(a.out, algo, env_id, k), settings) for k in range(a.seeds)]
+    differ = []
+    for run in runs:
+        record = read_result(run.folder)
+        mismatch = record and settings_mismatch(record, run.settings)
+        if mismatch:
+            differ.append(f"{run.folder}: {mismatch}")
+    if differ:
+        more = f" and {len(differ) - 3} more" if len(differ) > 3 else ""
+        raise ValueError(
+            f"{len(differ)} finished run(s) under --out were made with other settings ({'; '.join(differ[:3])}{more}); "
+            "ask with their settings, or use another --out"
+        )
+    return runs
+
+
+def _train_all(runs: list[Run], a: argparse.Namespace) -> int | None:
+    """Train and evaluate the unfinished ``runs``; None when all are finished, else the exit status."""
+    from steel_envs.training.benchmarks.reference import machine_speed
+
+    todo = [r for r in runs if read_result(r.folder) is None]
+    print(
+        f"compare: {len(runs)} runs, {len(runs) - len(todo)} finished before (skipped), {len(todo)} to do", flush=True
+    )
+    busy: list[str] = []
+    i = -1
+    try:
+        speed = machine_speed() if todo else None
+        for i, run in enumerate(todo):
+            print(
+                f"[{i + 1}/{len(todo)}] {run.algo} {run.env_id} seed {run.seed}: {run.env_steps:,} env-steps",
+                flush=True,
+            )
+            try:
+                with run_lock(run.folder):
+                    if read_result(run.folder) is not None:  # finished meanwhile by another process
+                        continue
+                    record = _do_run(run, a, speed)
+            except RunBusy as e:  # another process works on it: go on with the others
+                print(f"steel-envs compare: {e}", file=sys.stderr)
+                busy.append(run.folder)
+                continue
+            print(
+                f"    {record['score_name']} {record['score']:.4g} (normalized {record['normalized']:.3f})", flush=True
+            )
+    except (KeyboardInterrupt, Stopped) as e:
+        from steel_envs.cli_common import stopped_by_ctrl_c
+
+        by = str(e) if isinstance(e, Stopped) else "Ctrl-C"
+        if i < 0:
+            return stopped_by_ctrl_c("compare", saved="no run started", when="while measuring the machine", by=by)
+        kept = f"the finished runs are kept under {a.out}; {todo[i].folder} starts again on the next call"
+        return stopped_by_ctrl_c("compare", saved=kept, when=f"in run {i + 1} of {len(todo)}", by=by)
+    if busy:
+        print(
+            f"steel-envs compare: {len(busy)} run(s) held by other processes; no report (--report when they end)",
+            file=sys.stderr,
+        )
+        return 2
+    return None
+
+
+def _raise_stopped(signum: int, frame: object) -> None:
+    raise Stopped(signal.Signals(signum).name)
 
 
 def main(argv: list[str] | None = None) -> int:
     """``steel-envs compare --algo A [--algo B] --suite S --seeds K --out DIR [--report]``; see the module doc."""
-    from steel_envs.benchmark import task_benchmark
-
     from .compare_report import build_report
 
     p = _parser()
@@ -341,54 +357,26 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         p.error(str(e))
     a.algo = list(dict.fromkeys(a.algo)) if a.algo else a.algo
-    if not a.report:
-        try:  # before any training: a folder that cannot be written costs nothing
-            os.makedirs(a.out, exist_ok=True)
-        except OSError as e:
-            p.error(f"--out: cannot create the folder {a.out!r} ({e.strerror or e})")
-        from steel_envs.training.benchmarks.reference import machine_speed
-
-        runs = [
-            Run(algo, env_id, k, a.env_steps or task_benchmark(env_id).env_steps, run_folder(a.out, algo, env_id, k))
-            for algo in a.algo
-            for env_id in ids
-            for k in range(a.seeds)
-        ]
-        todo = [r for r in runs if not os.path.isfile(os.path.join(r.folder, "result.json"))]
-        print(f"compare: {len(runs)} runs, {len(runs) - len(todo)} finished before (skipped), {len(todo)} to do")
-        speed = machine_speed() if todo else None
-        busy = []
-        for i, run in enumerate(todo):
-            print(
-                f"[{i + 1}/{len(todo)}] {run.algo} {run.env_id} seed {run.seed}: {run.env_steps:,} env-steps",
-                flush=True,
-            )
-            try:
-                with run_lock(run.folder):
-                    if os.path.isfile(os.path.join(run.folder, "result.json")):  # finished meanwhile by another process
-                        continue
-                    record = _do_run(run, a, speed)
-            except RunBusy as e:  # another process works on it: go on with the others
-                print(f"steel-envs compare: {e}", file=sys.stderr)
-                busy.append(run.folder)
-                continue
-            except KeyboardInterrupt:
-                from steel_envs.cli_common import stopped_by_ctrl_c
-
-                kept = f"the finished runs are kept under {a.out}; {run.folder} starts again on the next call"
-                return stopped_by_ctrl_c("compare", saved=kept, when=f"in run {i + 1} of {len(todo)}")
-            print(
-                f"    {record['score_name']} {record['score']:.4g} (normalized {record['normalized']:.3f})", flush=True
-            )
-        if busy:
-            print(
-                f"steel-envs compare: {len(busy)} run(s) held by other processes; no report (--report when they end)",
-                file=sys.stderr,
-            )
-            return 2
     try:
-        results = _load_results(a.out, a.algo, ids)
-        report = build_report(a.out, results, reps=a.reps)
+        if a.report:
+            seeds = range(a.seeds) if a.seeds is not None else None
+            results = load_results(a.out, a.algo, ids, seeds)
+        else:
+            try:  # before any training: a folder that cannot be written costs nothing
+                os.makedirs(a.out, exist_ok=True)
+            except OSError as e:
+                p.error(f"--out: cannot create the folder {a.out!r} ({e.strerror or e})")
+            a.seeds = 5 if a.seeds is None else a.seeds
+            runs = _plan(a, ids)
+            previous = signal.signal(signal.SIGTERM, _raise_stopped)
+            try:
+                status = _train_all(runs, a)
+            finally:
+                signal.signal(signal.SIGTERM, previous)
+            if status is not None:
+                return status
+            results = [read_result(r.folder) for r in runs]
+        report = build_report(a.out, results, reps=a.reps, seeds=a.seeds)
     except ValueError as e:
         print(f"steel-envs compare: {e}", file=sys.stderr)
         return 2

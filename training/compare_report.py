@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import time
 
@@ -19,7 +20,7 @@ __all__ = ["build_report", "score_matrix", "task_fingerprint"]
 _LABELS = {"iqm": "IQM", "median": "Median", "mean": "Mean", "optimality_gap": "Optimality gap"}
 
 
-def build_report(out: str, results: list[dict], *, reps: int = 2000, seed: int = 0) -> dict:
+def build_report(out: str, results: list[dict], *, reps: int = 2000, seed: int = 0, seeds: int | None = None) -> dict:
     """Compute the comparison's statistics over ``results`` (``result.json`` records) and write the report files into
     ``out``; return the report (what ``compare.json`` holds).
 
@@ -28,7 +29,8 @@ def build_report(out: str, results: list[dict], *, reps: int = 2000, seed: int =
     """
     from steel_envs.benchmark import task_benchmark
 
-    ids, algos, seeds, matrix = score_matrix(results)
+    ids, algos, seeds_of, matrix = score_matrix(results, seeds)
+    results = [r for r in results if r["seed"] in seeds_of[r["algo"]]]
     highest = max(float(m.max()) for m in matrix.values())
     lowest = min(float(m.min()) for m in matrix.values())
     taus = np.linspace(min(0.0, lowest), max(1.0, highest), 41)
@@ -36,7 +38,7 @@ def build_report(out: str, results: list[dict], *, reps: int = 2000, seed: int =
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
         "ids": ids,
         "algorithms": algos,
-        "seeds": seeds,
+        "seeds": seeds_of,
         "runs": len(results),
         "bootstrap": {"reps": reps, "seed": seed, "confidence": 0.95, "method": "stratified, percentile (rliable)"},
         "tasks": {},
@@ -54,15 +56,10 @@ def build_report(out: str, results: list[dict], *, reps: int = 2000, seed: int =
             "expert_score": spec.expert_score,
             "expert_from": spec.expert_from,
             "budget_env_steps": mine[0]["budget_env_steps"],
+            "eval_episodes": mine[0]["settings"]["eval_episodes"],
+            "eval_worlds": mine[0]["settings"]["eval_worlds"],
             "by_algorithm": {
-                algo: {
-                    "scores": [
-                        next(r["score"] for r in mine if r["algo"] == algo and r["seed"] == k) for k in seeds[algo]
-                    ],
-                    "normalized": [float(v) for v in matrix[algo][:, column]],
-                    "train_seconds": [r["train_seconds"] for r in mine if r["algo"] == algo],
-                }
-                for algo in algos
+                algo: _by_algorithm([r for r in mine if r["algo"] == algo], matrix[algo][:, column]) for algo in algos
             },
         }
     with open(os.path.join(out, "compare.json"), "w") as f:
@@ -71,6 +68,18 @@ def build_report(out: str, results: list[dict], *, reps: int = 2000, seed: int =
         f.write(markdown(report))
     _plots(out, report, matrix)
     return report
+
+
+def _by_algorithm(runs: list[dict], normalized: np.ndarray) -> dict:
+    """One algorithm's runs of one ID, in seed order: scores, normalized scores, what each trained and for how long."""
+    runs = sorted(runs, key=lambda r: r["seed"])
+    return {
+        "scores": [r["score"] for r in runs],
+        "normalized": [float(v) for v in normalized],
+        "env_steps": [r["env_steps"] for r in runs],
+        "train_worlds": runs[0]["settings"]["train_worlds"],
+        "train_seconds": [r["train_seconds"] for r in runs],
+    }
 
 
 def task_fingerprint(env_id: str) -> str:
@@ -83,43 +92,74 @@ def task_fingerprint(env_id: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def score_matrix(results: list[dict]) -> tuple[list[str], list[str], dict[str, list[int]], dict[str, np.ndarray]]:
-    """Arrange results into rliable's layout, after checking they may be compared.
+def _check_alike(env_id: str, mine: list[dict]) -> None:
+    """Refuse runs of one ID that do not compare: another budget or evaluation, other training worlds within one
+    algorithm, another task declaration than the installed one, or a normalized score that the installed anchors do not
+    give from the run's score."""
+    from steel_envs.benchmark import task_benchmark
+
+    for key in ("budget_env_steps", "eval_episodes", "eval_worlds"):
+        values = sorted({r["settings"].get(key) for r in mine}, key=repr)
+        if len(values) > 1:
+            raise ValueError(f"report: {env_id} has runs of different {key} {values}; compare like with like")
+    for algo in sorted({r["algo"] for r in mine}):
+        worlds = sorted({r["settings"].get("train_worlds") for r in mine if r["algo"] == algo}, key=repr)
+        if len(worlds) > 1:
+            raise ValueError(f"report: {algo} {env_id} has runs of different train_worlds {worlds}")
+    installed = task_fingerprint(env_id)
+    prints = {r["task_fingerprint"] for r in mine} | {installed}
+    if len(prints) > 1:
+        raise ValueError(
+            f"report: {env_id} has runs of another task declaration (fingerprints {sorted(prints)}, installed "
+            f"{installed}): its scores or anchors changed; run them again"
+        )
+    spec = task_benchmark(env_id)
+    for r in mine:
+        expected = spec.normalize(r["score"])
+        if not math.isclose(r["normalized"], expected, rel_tol=1e-9, abs_tol=1e-12):
+            raise ValueError(
+                f"report: {r.get('path', env_id)}: normalized {r['normalized']!r}, but its score {r['score']!r} and "
+                f"the installed anchors give {expected!r}"
+            )
+
+
+def score_matrix(
+    results: list[dict], seeds: int | None = None
+) -> tuple[list[str], list[str], dict[str, list[int]], dict[str, np.ndarray]]:
+    """Arrange results into rliable's layout, after checking they may be compared (:func:`_check_alike`).
+
+    Args:
+        results: Checked ``result.json`` records (:func:`steel_envs.training.compare_runs.read_result`).
+        seeds: Every algorithm must have seeds ``0 .. seeds - 1`` of every ID; None: every algorithm the same seeds
+            of every ID, those found.
 
     Returns:
-        (IDs, algorithms, seeds per algorithm, ``{algorithm: (seeds, IDs) normalized scores}``).
+        (IDs, algorithms, seeds per algorithm, ``{algorithm: (seeds, IDs) normalized scores}``); the normalized
+        scores are recomputed from the scores and the installed anchors.
 
     Raises:
-        ValueError: On no results, runs of one ID with different budgets or task fingerprints (or another
-            fingerprint than the installed task's), or an algorithm missing a seed of an ID that it has for another.
+        ValueError: On no results, runs that do not compare, or a missing run (naming it).
     """
+    from steel_envs.benchmark import task_benchmark
+
     if not results:
         raise ValueError("report: no finished run (result.json) to report")
     ids = list(dict.fromkeys(r["env_id"] for r in results))
     algos = sorted({r["algo"] for r in results})
     for env_id in ids:
-        mine = [r for r in results if r["env_id"] == env_id]
-        budgets = sorted({r["budget_env_steps"] for r in mine})
-        if len(budgets) > 1:
-            raise ValueError(
-                f"report: {env_id} has runs of different budgets {budgets} env-steps; compare like with like"
-            )
-        prints = {r["task_fingerprint"] for r in mine} | {task_fingerprint(env_id)}
-        if len(prints) > 1:
-            raise ValueError(
-                f"report: {env_id} has runs of another task declaration (fingerprints {sorted(prints)}, installed "
-                f"{task_fingerprint(env_id)}): its scores or anchors changed; run them again"
-            )
-    seeds: dict[str, list[int]] = {}
+        _check_alike(env_id, [r for r in results if r["env_id"] == env_id])
+    wanted = list(range(seeds)) if seeds is not None else sorted({r["seed"] for r in results})
     matrix: dict[str, np.ndarray] = {}
     for algo in algos:
-        table = {(r["env_id"], r["seed"]): r["normalized"] for r in results if r["algo"] == algo}
-        seeds[algo] = sorted({seed for _, seed in table})
-        missing = [f"{i} seed {k}" for i in ids for k in seeds[algo] if (i, k) not in table]
+        table = {(r["env_id"], r["seed"]): r["score"] for r in results if r["algo"] == algo}
+        missing = [f"{i} seed {k}" for i in ids for k in wanted if (i, k) not in table]
         if missing:
-            raise ValueError(f"report: {algo} lacks finished runs: {', '.join(missing)}")
-        matrix[algo] = np.array([[table[(i, k)] for i in ids] for k in seeds[algo]], np.float64)
-    return ids, algos, seeds, matrix
+            shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
+            raise ValueError(
+                f"report: {algo} lacks finished runs of seeds {wanted}: {shown} (--seeds N reports seeds 0..N-1)"
+            )
+        matrix[algo] = np.array([[task_benchmark(i).normalize(table[(i, k)]) for i in ids] for k in wanted], np.float64)
+    return ids, algos, {algo: wanted for algo in algos}, matrix
 
 
 def _interval(value: tuple[float, float, float]) -> str:
@@ -144,26 +184,32 @@ def markdown(report: dict) -> str:
     if report["probability_of_improvement"]:
         lines += ["", "| P(X > Y) | estimate [95 % interval] |", "|---|---|"]
         lines += [f"| {pair} | {_interval(v)} |" for pair, v in report["probability_of_improvement"].items()]
+    if min(len(s) for s in report["seeds"].values()) < 2:
+        lines += ["", "One seed per ID: the intervals say nothing of the spread between seeds."]
     algos = report["algorithms"]
     lines += [
         "",
-        "Per ID: the score's mean over the seeds [lowest, highest], then the normalized mean.",
+        "Per ID: the score's mean over the seeds [lowest, highest], the normalized mean, and the env-steps each run "
+        "trained (PPO trains whole iterations: the budget rounded up).",
         "",
-        "| ID | score | random | expert | budget [env-steps] | " + " | ".join(algos) + " |",
-        "|---" * (5 + len(algos)) + "|",
+        "| ID | score | random | expert | budget [env-steps] | evaluation | " + " | ".join(algos) + " |",
+        "|---" * (6 + len(algos)) + "|",
     ]
     for env_id, task in report["tasks"].items():
         cells = []
         for algo in algos:
             entry = task["by_algorithm"][algo]
             s = np.array(entry["scores"])
-            cells.append(f"{s.mean():.3g} [{s.min():.3g}, {s.max():.3g}], {np.mean(entry['normalized']):.2f}")
+            steps = sorted(set(entry["env_steps"]))
+            trained = f"{steps[0]:,}" if len(steps) == 1 else f"{steps[0]:,}-{steps[-1]:,}"
+            cells.append(
+                f"{s.mean():.3g} [{s.min():.3g}, {s.max():.3g}], {np.mean(entry['normalized']):.2f}; {trained} steps"
+            )
         better = "higher" if task["direction"] == "higher" else "lower"
         lines.append(
             f"| {env_id.split('/')[-1]} | {task['score']} ({better} is better) | {task['random_score']:.3g} | "
             f"{task['expert_score']:.3g} ({task['expert_from']}) | {task['budget_env_steps']:,} | "
-            + " | ".join(cells)
-            + " |"
+            f"{task['eval_episodes']} episodes, {task['eval_worlds']} worlds | " + " | ".join(cells) + " |"
         )
     return "\n".join(lines) + "\n"
 
