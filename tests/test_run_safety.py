@@ -267,7 +267,41 @@ def test_a_reference_sitting_stopped_in_a_later_seed_ships_nothing(tmp_path, mon
     finished.mkdir()
     monkeypatch.setattr(reference, "machine_speed", lambda: None)
     outcomes = {0: ({"seed": 0}, str(finished / "model_final.pt"), str(finished)), 1: 130}
-    monkeypatch.setattr(reference, "_train_and_evaluate", lambda a, seed, log_root: outcomes[seed])
+    monkeypatch.setattr(reference, "_train_and_evaluate", lambda a, seed, *_: outcomes[seed])
     argv = [CARTPOLE, "--seeds", "0,1", "--out", str(tmp_path / "out"), "--checkpoints", str(tmp_path / "ship")]
     assert reference.main(argv) == 130
     assert not (tmp_path / "ship").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_reference_seed_runs_over_two_sittings(tmp_path, monkeypatch, capsys):
+    """``--sitting-seconds`` stops a seed unfinished with its state in ``sitting.json`` and no report; ``--resume``
+    runs it to the budget's iterations and reports one run: the sittings' env-steps, time and curve together."""
+    import dataclasses
+
+    from steel_envs.training.benchmarks import reference
+
+    import steel_envs
+
+    cls = steel_envs.task_class(CARTPOLE)
+    budget = dataclasses.replace(cls.train_config, num_envs=16, max_iterations=6, target_return=None)
+    monkeypatch.setattr(cls, "train_config", budget)
+    monkeypatch.setattr(reference, "machine_speed", lambda: None)
+    out, ship, logs = tmp_path / "out", tmp_path / "ship", tmp_path / "logs"
+    argv = [CARTPOLE, "--seeds", "1", "--episodes", "2", "--out", str(out), "--checkpoints", str(ship)]
+    assert reference.main([*argv, "--log-root", str(logs), "--sitting-seconds", "1e-6"]) == 0
+    (sitting,) = logs.glob("*/*/sitting.json")
+    first = json.loads(sitting.read_text())
+    assert first["seed"] == 1 and first["iterations"] < 6 and first["sittings"] == 1
+    assert "--resume" in capsys.readouterr().out and not out.exists() and not ship.exists()
+    assert reference.main([*argv, "--log-root", str(logs), "--resume", str(sitting.parent)]) == 0
+    (run,) = json.loads((out / "CartpoleBalance-v0.json").read_text())["runs"]
+    assert run["iterations"] == 6 and run["sittings"] == 2
+    assert run["env_steps"] >= 6 * 16 * budget.num_steps_per_env and run["seconds"] >= first["seconds"]
+    steps = [point[0] for point in run["curve"]]
+    assert steps == sorted(steps) and steps[: len(first["curve"])] == [p[0] for p in first["curve"]]
+    assert (ship / "CartpoleBalance-v0" / "seed1" / "model_final.pt").is_file()
+    with pytest.raises(SystemExit):
+        reference.main([*argv[:1], "--seeds", "0,1", "--resume", str(sitting.parent)])
+    assert "expected one seed" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="records"):  # another seed than the sitting's
+        reference.main([CARTPOLE, "--seeds", "2", "--resume", str(sitting.parent), "--out", str(out)])

@@ -17,7 +17,13 @@ and copies each seed's checkpoint with its ``train_args.json`` to ``--checkpoint
 summary of the ID; the documentation's results page and the task's page are generated from ``<Name>.json``.
 
 Seeds that do not fit one sitting run one at a time: ``--seeds 1 --merge`` adds seed 1's run to the existing report
-(same command and budget; its baselines are evaluated again).
+(same command and budget; its baselines are evaluated again). A seed that does not fit one sitting either runs in
+several: ``--seeds 1 --sitting-seconds 7200 --log-root DIR`` stops it after two hours with its full training state
+(so does a signal) and writes ``sitting.json`` into its run folder; ``--seeds 1 --resume RUN_FOLDER`` continues it
+to the budget's iteration count and, once there, evaluates and reports it as one run: its env-steps, wall time and
+curve are the sittings' together, ``sittings`` counts them. A resumed run is not bit-identical to an unbroken one
+(the worlds restart from reset states and the episode statistics restart empty); the rest of its state (weights,
+optimizer, observation normalization, learning rate, iteration count) carries over.
 """
 
 from __future__ import annotations
@@ -162,19 +168,107 @@ def _kept_runs(report_path: str, command: str, seeds: list[int]) -> list[dict]:
     return [run for run in previous["runs"] if run["seed"] not in seeds]
 
 
-def _train_and_evaluate(a: argparse.Namespace, seed: int, log_root: str) -> tuple[dict, str, str] | int:
-    """Train seed ``seed`` and evaluate it: the report's run entry with the run's checkpoint and folder (shipped by
-    :func:`_ship` once every seed ran), or the exit status when a signal stopped the training."""
-    from steel_envs.training.evaluate import evaluate, table
+SITTING_FILE = "sitting.json"
+"""What an unfinished seed's run folder records for ``--resume``: the ID, seed and command, the budget's and the
+done iterations, the env-steps, wall time and curve of its sittings, and its full checkpoint."""
+
+
+def _previous_sittings(a: argparse.Namespace, seed: int, command: str) -> dict | None:
+    """``--resume``: the run folder's checked ``sitting.json``; None without ``--resume``.
+
+    Raises:
+        SystemExit: One line, when the folder has no sitting file or one of another ID, seed or command.
+    """
+    if a.resume is None:
+        return None
+    path = os.path.join(a.resume, SITTING_FILE)
+    try:
+        with open(path) as f:
+            previous = json.load(f)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"--resume: no readable {SITTING_FILE} in {a.resume!r} ({e})") from None
+    asked = {"env_id": a.env_id, "seed": seed, "command": command}
+    differ = {k: previous.get(k) for k, v in asked.items() if previous.get(k) != v}
+    if differ:
+        raise SystemExit(f"--resume: {path} records {differ}, this call asks {asked}")
+    return previous
+
+
+def _stop_sitting(r, seed: int, previous: dict | None, command: str, budget: int, env_id: str) -> int:
+    """Record an unfinished seed's run in its folder's ``sitting.json`` (its sittings so far) and say how it goes on;
+    return the exit status (128 + the signal for a signal, else 0)."""
+    done = _merged(r, previous)
+    record = {"env_id": env_id, "seed": seed, "command": command, "budget_iterations": budget, **done}
+    record["checkpoint"] = os.path.abspath(r.checkpoint)
+    with open(os.path.join(r.run_dir, SITTING_FILE), "w") as f:
+        json.dump(record, f)
+    how = "stopped by signal " + str(r.stop_signal) if r.stop_signal is not None else "sitting over"
+    print(
+        f"seed {seed}: {how} after {r.iterations} of {budget} iterations ({done['env_steps']:,} env-steps, "
+        f"{done['seconds']:.0f} s in {done['sittings']} sitting(s)); no report written; continue with --seeds {seed} "
+        f"--resume {r.run_dir}",
+        flush=True,
+    )
+    return 0 if r.stop_signal is None else 128 + r.stop_signal
+
+
+def _merged(r, previous: dict | None) -> dict:
+    """The run's iterations, env-steps, wall time, curve and sitting count, those of ``previous`` sittings first."""
+    steps, seconds = (previous["env_steps"], previous["seconds"]) if previous else (0, 0.0)
+    curve = [[steps + n, round(seconds + t, 2), round(mean, 3)] for n, t, mean in r.curve]
+    return {
+        "iterations": r.iterations,
+        "env_steps": steps + r.env_steps,
+        "seconds": seconds + r.seconds,
+        # (env-steps, seconds, mean return of the last 100 episodes), to 10 ms and 1e-3
+        "curve": (previous["curve"] if previous else []) + curve,
+        "sittings": (previous["sittings"] if previous else 0) + 1,
+    }
+
+
+def _train(a: argparse.Namespace, seed: int, log_root: str, command: str):
+    """Train seed ``seed`` (a sitting of it with ``--sitting-seconds``, the rest of it with ``--resume``); return the
+    train result with what earlier sittings did, or the exit status when the run stopped unfinished."""
+    import dataclasses
+
+    import torch
     from steel_envs.training.train import train
     from steel_envs.training.train_args import TrainArgs
 
-    r = train(TrainArgs(env_id=a.env_id, seed=seed, max_seconds=a.max_seconds, log_dir=log_root, progress=False))
-    if r.stop_signal is not None:
-        print(f"seed {seed}: stopped by signal {r.stop_signal} (checkpoint {r.checkpoint}); no report written")
-        return 128 + r.stop_signal
+    import steel_envs
+
+    previous = _previous_sittings(a, seed, command)
+    ppo = steel_envs.task_class(a.env_id).train_config
+    budget = ppo.max_iterations
+    done = 0
+    if previous is not None:
+        done = int(torch.load(previous["checkpoint"], weights_only=False, map_location="cpu")["infos"]["iterations"])
+        ppo = dataclasses.replace(ppo, max_iterations=max(budget - done, 1))
+    seconds = a.max_seconds if a.max_seconds is not None else a.sitting_seconds
+    args = TrainArgs(env_id=a.env_id, seed=seed, max_seconds=seconds, log_dir=log_root, progress=False)
+    if a.max_seconds is None:
+        args = dataclasses.replace(args, ppo=ppo, resume=previous and previous["checkpoint"])
+    r = train(args)
+    if r.stop_signal is not None or (a.max_seconds is None and r.iterations < budget and not r.target_reached):
+        return _stop_sitting(r, seed, previous, command, budget, a.env_id)
+    return r, _merged(r, previous)
+
+
+def _train_and_evaluate(
+    a: argparse.Namespace, seed: int, log_root: str, command: str = ""
+) -> tuple[dict, str, str] | int:
+    """Train seed ``seed`` and evaluate it: the report's run entry with the run's checkpoint and folder (shipped by
+    :func:`_ship` once every seed ran), or the exit status when the training stopped unfinished (a signal, the end of
+    a sitting)."""
+    from steel_envs.training.evaluate import evaluate, table
+
+    trained = _train(a, seed, log_root, command)
+    if isinstance(trained, int):
+        return trained
+    r, merged = trained
     print(
-        f"seed {seed}: {r.env_steps} env-steps, {r.iterations} iterations, {r.seconds:.0f} s, "
+        f"seed {seed}: {merged['env_steps']} env-steps, {r.iterations} iterations, {merged['seconds']:.0f} s"
+        f"{' in ' + str(merged['sittings']) + ' sittings' if merged['sittings'] > 1 else ''}, "
         f"last-100 mean return {r.mean_return:.1f}",
         flush=True,
     )
@@ -184,16 +278,17 @@ def _train_and_evaluate(a: argparse.Namespace, seed: int, log_root: str) -> tupl
     print(table(result), flush=True)
     run = {
         "seed": seed,
-        "env_steps": r.env_steps,
+        "env_steps": merged["env_steps"],
         "iterations": r.iterations,
-        "seconds": r.seconds,
+        "seconds": merged["seconds"],
         "num_envs": hyper_parameters["num_envs"],
         "shards": hyper_parameters["shards"],
         "train_mean_return": r.mean_return,
-        # (env-steps, seconds, mean return of the last 100 episodes), to 10 ms and 1e-3
-        "curve": [[steps, round(t, 2), round(mean, 3)] for steps, t, mean in r.curve],
+        "curve": merged["curve"],
         "evaluation": _summary(result, r.checkpoint),
     }
+    if merged["sittings"] > 1:
+        run["sittings"] = merged["sittings"]
     return run, r.checkpoint, r.run_dir
 
 
@@ -221,7 +316,21 @@ def main(argv: list[str] | None = None) -> int:
         help="keep the other seeds' runs of an existing <Name>.json (one seed per sitting); a seed run again replaces "
         "its run",
     )
+    p.add_argument(
+        "--sitting-seconds",
+        type=float,
+        default=None,
+        help="stop the (one) seed after this wall time [s] of this sitting, resumable with --resume (not a budget)",
+    )
+    p.add_argument("--resume", default=None, help="run folder of a seed's unfinished sitting (its sitting.json)")
+    p.add_argument("--log-root", default=None, help="folder of the runs' logs (default: a new temporary folder)")
     a = p.parse_args(argv)
+    if (a.sitting_seconds is not None or a.resume is not None) and "," in a.seeds:
+        p.error("--sitting-seconds and --resume: expected one seed (--seeds K)")
+    if (a.sitting_seconds is not None or a.resume is not None) and a.max_seconds is not None:
+        p.error("--sitting-seconds and --resume: for budgets in iterations; --max-seconds is a wall-time budget")
+    if a.sitting_seconds is not None and not a.sitting_seconds > 0:
+        p.error(f"--sitting-seconds: expected a number of seconds > 0, got {a.sitting_seconds}")
     import torch
     import warp as wp
     from steel_envs.training.benchmarks.learning import scripted_policy_spec
@@ -247,10 +356,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"machine speed: {report['machine_speed']['env_steps_per_s']:,.0f} env-steps/s of the peer", flush=True)
     report_path = os.path.join(a.out, f"{name}.json")
     kept = _kept_runs(report_path, report["command"], seeds) if a.merge else []
-    log_root = tempfile.mkdtemp(prefix="steel-envs-reference-")
+    log_root = a.log_root or tempfile.mkdtemp(prefix="steel-envs-reference-")
     trained = []
     for seed in seeds:
-        done = _train_and_evaluate(a, seed, log_root)
+        done = _train_and_evaluate(a, seed, log_root, report["command"])
         if isinstance(done, int):  # a signal: a cut-short sitting ships nothing, not even its finished seeds
             return done
         run, checkpoint, run_dir = done
