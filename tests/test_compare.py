@@ -202,13 +202,20 @@ def test_report_refuses_runs_that_do_not_compare(compared, tmp_path, capsys):
         ({"budget_env_steps": 4000, "settings": {**settings, "budget_env_steps": 4000}}, "different budget_env_steps"),
         ({"settings": {**settings, "eval_worlds": 4}}, "different eval_worlds"),
         ({"settings": {**settings, "train_worlds": 4}}, "ppo steel_envs_test/PendulumSwingup-v0 has runs of different"),
+        ({"settings": {**settings, "algo_config": "0" * 12}}, "has runs of different algo_config"),
         ({"normalized": record["normalized"] + 0.5}, "the installed anchors give"),
         ({"score": float("nan")}, "score is nan"),
+        ({"seed": "1"}, "seed is '1', expected an int"),
+        ({"settings": [1]}, "settings is [1], expected an object"),
+        ({"env_id": "steel_envs/Nope-v0"}, f"{seed1}: "),
     )
     for changes, expected in cases:
         _edit(seed1, **changes)
         refused(expected)
         seed1.write_text(json.dumps(record))
+    _edit(seed1, task_fingerprint="0" * 12)  # an upgraded task: refused before training, naming the run
+    assert _compare(out) == 2
+    assert f"{seed1.parent}: task declaration 000000000000" in capsys.readouterr().err
     seed1.write_text("{")
     refused(f"{seed1}: not a readable result")
     seed1.write_text(json.dumps({k: v for k, v in record.items() if k != "score"}))
@@ -220,9 +227,15 @@ def test_report_refuses_runs_that_do_not_compare(compared, tmp_path, capsys):
     refused("its record is ppo/PendulumSwingup-v0/seed1, not this folder")
     (copy / "result.json").unlink()
     refused("ppo lacks finished runs of seeds [0, 1, 2]", "--seeds", "3")
+    with pytest.raises(SystemExit):
+        main(["--report", "--out", str(out), "--env-steps", "5", "--shards", "2"])
+    assert "--env-steps, --shards: settings of the runs" in capsys.readouterr().err
     for name in ANCHORS:  # an algorithm that lacks a seed on every ID
         (out / "sac" / name / "seed1" / "result.json").unlink()
     refused("sac lacks finished runs of seeds [0, 1]")
+    for name in ANCHORS:
+        (out / "sac" / name / "seed0" / "result.json").unlink()
+    refused("no finished run of sac", "--algo", "ppo", "--algo", "sac")
     assert main(["--report", "--out", str(out), "--reps", "50", "--seeds", "1"]) == 0
     assert "One seed per ID" in (out / "compare.md").read_text()
 

@@ -55,6 +55,10 @@ ALGORITHMS = ("ppo", "sac")
 _VERSIONED = ("steel-envs", "newton", "warp-lang", "torch", "gymnasium", "rsl-rl-lib", "rliable")
 
 
+_RUN_SETTINGS = {"env_steps": None, "num_envs": None, "episodes": 100, "eval_envs": 16, "device": "cpu"}
+"""Options that set how runs are made, with their defaults (None: each task's own); ``--report`` refuses them."""
+
+
 class Stopped(Exception):
     """The comparison was stopped by a signal (its name: ``Ctrl-C``, ``SIGTERM``)."""
 
@@ -236,10 +240,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--env-steps", type=int, default=None, help="budget of every run; default each task's own")
     p.add_argument("--out", required=True, help="folder of the runs and the report")
     p.add_argument("--report", action="store_true", help="rebuild the report from the runs under --out; no training")
-    p.add_argument("--episodes", type=int, default=100, help="counted evaluation episodes per run (default 100)")
-    p.add_argument("--eval-envs", type=int, default=16, help="worlds of each evaluation (default 16)")
+    p.add_argument("--episodes", type=int, default=None, help="counted evaluation episodes per run (default 100)")
+    p.add_argument("--eval-envs", type=int, default=None, help="worlds of each evaluation (default 16)")
     p.add_argument("--num-envs", type=int, default=None, help="training worlds of every run; default each task's own")
-    p.add_argument("--device", default="cpu")
+    p.add_argument("--device", default=None, help="Warp and torch device of the runs (default cpu)")
     p.add_argument("--shards", type=shards_arg, default="auto", help="training processes, or 'auto' (default)")
     p.add_argument("--reps", type=int, default=2000, help="bootstrap resamples of the report (default 2000)")
     return p
@@ -260,7 +264,7 @@ def _check_args(p: argparse.ArgumentParser, a: argparse.Namespace) -> None:
         import warp as wp
 
         try:  # here, not when the first run starts training
-            wp.get_device(a.device)
+            wp.get_device(a.device or "cpu")
         except Exception as e:
             p.error(f"--device: expected 'cpu' or an available 'cuda:N', got {a.device!r} ({e})")
 
@@ -274,6 +278,8 @@ def _plan(a: argparse.Namespace, ids: list[str]) -> list[Run]:
     """
     from steel_envs.benchmark import task_benchmark
 
+    from .compare_report import task_fingerprint
+
     runs = []
     for algo in a.algo:
         for env_id in ids:
@@ -281,16 +287,18 @@ def _plan(a: argparse.Namespace, ids: list[str]) -> list[Run]:
             settings = run_settings(algo, env_id, budget, a.num_envs, a.episodes, a.eval_envs)
             runs += [Run(algo, env_id, k, budget, run_folder(a.out, algo, env_id, k), settings) for k in range(a.seeds)]
     differ = []
+    prints = {env_id: task_fingerprint(env_id) for env_id in ids}
     for run in runs:
         record = read_result(run.folder)
-        mismatch = record and settings_mismatch(record, run.settings)
+        mismatch = record and settings_mismatch(record, run.settings, prints[run.env_id])
         if mismatch:
             differ.append(f"{run.folder}: {mismatch}")
     if differ:
         more = f" and {len(differ) - 3} more" if len(differ) > 3 else ""
         raise ValueError(
-            f"{len(differ)} finished run(s) under --out were made with other settings ({'; '.join(differ[:3])}{more}); "
-            "ask with their settings, or use another --out"
+            f"{len(differ)} finished run(s) under --out were made with other settings or another task declaration "
+            f"({'; '.join(differ[:3])}{more}); ask with their settings, delete those folders to run them again, or "
+            "use another --out"
         )
     return runs
 
@@ -314,7 +322,11 @@ def _train_all(runs: list[Run], a: argparse.Namespace) -> int | None:
             )
             try:
                 with run_lock(run.folder):
-                    if read_result(run.folder) is not None:  # finished meanwhile by another process
+                    record = read_result(run.folder)
+                    if record is not None:  # finished meanwhile by another process
+                        print("    finished meanwhile by another process", flush=True)
+                        if record["settings"] != run.settings:
+                            raise ValueError(f"{run.folder}: finished meanwhile by another process with other settings")
                         continue
                     record = _do_run(run, a, speed)
             except RunBusy as e:  # another process works on it: go on with the others
@@ -345,10 +357,23 @@ def _raise_stopped(signum: int, frame: object) -> None:
     raise Stopped(signal.Signals(signum).name)
 
 
+def _check_report_args(p: argparse.ArgumentParser, a: argparse.Namespace) -> None:
+    """``--report`` trains nothing: refuse the training and evaluation settings, which it would ignore."""
+    given = [f"--{name.replace('_', '-')}" for name in _RUN_SETTINGS if getattr(a, name) is not None]
+    given += ["--shards"] if a.shards != "auto" else []
+    if given:
+        p.error(f"{', '.join(given)}: settings of the runs; --report reads the runs under --out as they were made")
+
+
+def _missing_asked(a: argparse.Namespace, ids: list[str] | None, results: list[dict]) -> str | None:
+    """The asked algorithms (``--algo``) and IDs (``--suite``) of which ``results`` hold no run, said in one line."""
+    missing = [algo for algo in a.algo or [] if all(r["algo"] != algo for r in results)]
+    missing += [env_id for env_id in ids or [] if all(r["env_id"] != env_id for r in results)]
+    return f"report: no finished run of {', '.join(missing)} under {a.out}" if missing else None
+
+
 def main(argv: list[str] | None = None) -> int:
     """``steel-envs compare --algo A [--algo B] --suite S --seeds K --out DIR [--report]``; see the module doc."""
-    from .compare_report import build_report
-
     p = _parser()
     a = p.parse_args(argv)
     _check_args(p, a)
@@ -357,22 +382,41 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         p.error(str(e))
     a.algo = list(dict.fromkeys(a.algo)) if a.algo else a.algo
+    if a.report:
+        _check_report_args(p, a)
+    previous = signal.signal(signal.SIGTERM, _raise_stopped)
+    try:
+        return _run(p, a, ids)
+    except (KeyboardInterrupt, Stopped) as e:  # in the report: the runs are all saved
+        from steel_envs.cli_common import stopped_by_ctrl_c
+
+        by = str(e) if isinstance(e, Stopped) else "Ctrl-C"
+        kept = f"the runs are kept under {a.out}; --report --out {a.out} writes the report"
+        return stopped_by_ctrl_c("compare", saved=kept, when="while writing the report", by=by)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(p: argparse.ArgumentParser, a: argparse.Namespace, ids: list[str] | None) -> int:
+    """Train what is missing (unless ``--report``), then write and print the report; return the exit status."""
+    from .compare_report import build_report
+
     try:
         if a.report:
             seeds = range(a.seeds) if a.seeds is not None else None
             results = load_results(a.out, a.algo, ids, seeds)
+            missing = _missing_asked(a, ids, results)
+            if missing:
+                raise ValueError(missing)
         else:
             try:  # before any training: a folder that cannot be written costs nothing
                 os.makedirs(a.out, exist_ok=True)
             except OSError as e:
                 p.error(f"--out: cannot create the folder {a.out!r} ({e.strerror or e})")
-            a.seeds = 5 if a.seeds is None else a.seeds
+            for name, default in _RUN_SETTINGS.items():
+                setattr(a, name, default if getattr(a, name) is None else getattr(a, name))
             runs = _plan(a, ids)
-            previous = signal.signal(signal.SIGTERM, _raise_stopped)
-            try:
-                status = _train_all(runs, a)
-            finally:
-                signal.signal(signal.SIGTERM, previous)
+            status = _train_all(runs, a)
             if status is not None:
                 return status
             results = [read_result(r.folder) for r in runs]

@@ -93,9 +93,9 @@ def task_fingerprint(env_id: str) -> str:
 
 
 def _check_alike(env_id: str, mine: list[dict]) -> None:
-    """Refuse runs of one ID that do not compare: another budget or evaluation, other training worlds within one
-    algorithm, another task declaration than the installed one, or a normalized score that the installed anchors do not
-    give from the run's score."""
+    """Refuse runs of one ID that do not compare: another budget or evaluation, other training worlds or
+    hyper-parameters within one algorithm, another task declaration than the installed one, or a normalized score
+    that the installed anchors do not give from the run's score."""
     from steel_envs.benchmark import task_benchmark
 
     for key in ("budget_env_steps", "eval_episodes", "eval_worlds"):
@@ -103,15 +103,19 @@ def _check_alike(env_id: str, mine: list[dict]) -> None:
         if len(values) > 1:
             raise ValueError(f"report: {env_id} has runs of different {key} {values}; compare like with like")
     for algo in sorted({r["algo"] for r in mine}):
-        worlds = sorted({r["settings"].get("train_worlds") for r in mine if r["algo"] == algo}, key=repr)
-        if len(worlds) > 1:
-            raise ValueError(f"report: {algo} {env_id} has runs of different train_worlds {worlds}")
+        for key in ("train_worlds", "algo_config"):
+            values = sorted({r["settings"].get(key) for r in mine if r["algo"] == algo}, key=repr)
+            if len(values) > 1:
+                raise ValueError(
+                    f"report: {algo} {env_id} has runs of different {key} {values}; compare like with like"
+                )
     installed = task_fingerprint(env_id)
-    prints = {r["task_fingerprint"] for r in mine} | {installed}
-    if len(prints) > 1:
+    stale = [r for r in mine if r["task_fingerprint"] != installed]
+    if stale:
         raise ValueError(
-            f"report: {env_id} has runs of another task declaration (fingerprints {sorted(prints)}, installed "
-            f"{installed}): its scores or anchors changed; run them again"
+            f"report: {stale[0].get('path', env_id)} (and {len(stale) - 1} more) was made with another declaration of "
+            f"{env_id} (fingerprint {stale[0]['task_fingerprint']}, installed {installed}): its scores or anchors "
+            "changed; delete those runs to run them again"
         )
     spec = task_benchmark(env_id)
     for r in mine:
