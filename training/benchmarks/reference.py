@@ -249,6 +249,9 @@ def _train(a: argparse.Namespace, seed: int, log_root: str, command: str):
     if a.max_seconds is None:
         args = dataclasses.replace(args, ppo=ppo, resume=previous and previous["checkpoint"])
     r = train(args)
+    if r.stop_signal is not None and a.max_seconds is not None:  # a wall-time budget does not resume
+        print(f"seed {seed}: stopped by signal {r.stop_signal} (checkpoint {r.checkpoint}); no report written")
+        return 128 + r.stop_signal
     if r.stop_signal is not None or (a.max_seconds is None and r.iterations < budget and not r.target_reached):
         return _stop_sitting(r, seed, previous, command, budget, a.env_id)
     return r, _merged(r, previous)
