@@ -160,6 +160,9 @@ def test_compare_refuses_a_held_run_and_bad_arguments_before_training(compared, 
     err = capsys.readouterr().err
     assert "8 finished run(s) under --out were made with other settings" in err and "eval_episodes 8 (asked 4)" in err
     assert {p: p.stat().st_mtime_ns for p in times} == times and not list(compared.glob("*/*/seed2"))
+    args = ["--algo", "ppo", "--algo", "sac", "--suite", IDS, "--env-steps", "1000", "--num-envs", "16"]
+    assert main([*args, "--episodes", "4", "--out", str(compared)]) == 2  # --seeds left at its default, 5
+    assert "8 finished run(s) under --out were made with other settings" in capsys.readouterr().err
     for bad, expected in (
         (["--algo", "dqn"], "unknown algorithm"),
         (["--suite", "toys"], "--suite"),

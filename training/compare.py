@@ -10,8 +10,9 @@
    while a process works in it; another process passes it by with one line (so several processes can share a
    comparison) and ends without a report. A run whose ``result.json`` exists is finished and skipped, so a stopped
    comparison resumes where it stopped (an unfinished run starts again from nothing). ``result.json`` records the
-   run's settings (budget, training worlds, evaluation episodes and worlds): a finished run asked for again with other
-   settings is refused before anything trains, naming its folder;
+   run's settings (budget, training worlds, a digest of the algorithm's hyper-parameters, evaluation episodes and
+   worlds): a finished run asked for again with other settings, or made with another declaration of the task, is
+   refused before anything trains, naming its folder;
 2. evaluates the final policy as ``steel-envs evaluate`` does: the policy's mean action, ``--episodes`` (100)
    counted episodes over ``--eval-envs`` (16) worlds, env seed ``k``, the task's randomization as it trains; reads
    the task's score from it (``benchmark.score``) and normalizes it (0 random, 1 expert:
@@ -27,7 +28,8 @@
 seeds ``0 .. --seeds - 1`` when given, else every run found. Refused in one line: an unknown suite, algorithm, device
 or ID (or an ID without its namespace), an ID that declares no benchmark, and a report over runs that do not compare:
 runs of one ID with different budgets, evaluations or task declarations (a changed task or anchors:
-``result.json``'s ``task_fingerprint``), of one algorithm and ID with different training worlds, a normalized score
+``result.json``'s ``task_fingerprint``), of one algorithm and ID with different training worlds or hyper-parameters,
+a normalized score
 that the installed anchors do not give from the run's score, a ``result.json`` unreadable, incomplete, non-finite or
 in a folder that is not its record's, or a missing seed (every algorithm must have the same seeds of every ID).
 """
@@ -61,6 +63,11 @@ _RUN_SETTINGS = {"env_steps": None, "num_envs": None, "episodes": 100, "eval_env
 
 class Stopped(Exception):
     """The comparison was stopped by a signal (its name: ``Ctrl-C``, ``SIGTERM``)."""
+
+
+def _stopped_by(e: BaseException) -> str:
+    """What stopped the comparison, as :func:`steel_envs.cli_common.stopped_by_ctrl_c` names it."""
+    return str(e) if isinstance(e, Stopped) else "Ctrl-C"
 
 
 def _versions() -> dict[str, str | None]:
@@ -269,8 +276,8 @@ def _check_args(p: argparse.ArgumentParser, a: argparse.Namespace) -> None:
             p.error(f"--device: expected 'cpu' or an available 'cuda:N', got {a.device!r} ({e})")
 
 
-def _plan(a: argparse.Namespace, ids: list[str]) -> list[Run]:
-    """Every run of the call, in order.
+def _plan(a: argparse.Namespace, ids: list[str]) -> tuple[list[Run], list[Run]]:
+    """Every run of the call, in order, and those of them not finished yet.
 
     Raises:
         ValueError: Naming the folders, when finished runs among them were made with other settings (they would be
@@ -286,10 +293,12 @@ def _plan(a: argparse.Namespace, ids: list[str]) -> list[Run]:
             budget = a.env_steps or task_benchmark(env_id).env_steps
             settings = run_settings(algo, env_id, budget, a.num_envs, a.episodes, a.eval_envs)
             runs += [Run(algo, env_id, k, budget, run_folder(a.out, algo, env_id, k), settings) for k in range(a.seeds)]
-    differ = []
+    differ, todo = [], []
     prints = {env_id: task_fingerprint(env_id) for env_id in ids}
     for run in runs:
         record = read_result(run.folder)
+        if record is None:
+            todo.append(run)
         mismatch = record and settings_mismatch(record, run.settings, prints[run.env_id])
         if mismatch:
             differ.append(f"{run.folder}: {mismatch}")
@@ -300,14 +309,13 @@ def _plan(a: argparse.Namespace, ids: list[str]) -> list[Run]:
             f"({'; '.join(differ[:3])}{more}); ask with their settings, delete those folders to run them again, or "
             "use another --out"
         )
-    return runs
+    return runs, todo
 
 
-def _train_all(runs: list[Run], a: argparse.Namespace) -> int | None:
-    """Train and evaluate the unfinished ``runs``; None when all are finished, else the exit status."""
+def _train_all(runs: list[Run], todo: list[Run], a: argparse.Namespace) -> int | None:
+    """Train and evaluate ``todo``, the unfinished ``runs``; None when all are finished, else the exit status."""
     from steel_envs.training.benchmarks.reference import machine_speed
 
-    todo = [r for r in runs if read_result(r.folder) is None]
     print(
         f"compare: {len(runs)} runs, {len(runs) - len(todo)} finished before (skipped), {len(todo)} to do", flush=True
     )
@@ -339,7 +347,7 @@ def _train_all(runs: list[Run], a: argparse.Namespace) -> int | None:
     except (KeyboardInterrupt, Stopped) as e:
         from steel_envs.cli_common import stopped_by_ctrl_c
 
-        by = str(e) if isinstance(e, Stopped) else "Ctrl-C"
+        by = _stopped_by(e)
         if i < 0:
             return stopped_by_ctrl_c("compare", saved="no run started", when="while measuring the machine", by=by)
         kept = f"the finished runs are kept under {a.out}; {todo[i].folder} starts again on the next call"
@@ -390,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     except (KeyboardInterrupt, Stopped) as e:  # in the report: the runs are all saved
         from steel_envs.cli_common import stopped_by_ctrl_c
 
-        by = str(e) if isinstance(e, Stopped) else "Ctrl-C"
+        by = _stopped_by(e)
         kept = f"the runs are kept under {a.out}; --report --out {a.out} writes the report"
         return stopped_by_ctrl_c("compare", saved=kept, when="while writing the report", by=by)
     finally:
@@ -415,8 +423,9 @@ def _run(p: argparse.ArgumentParser, a: argparse.Namespace, ids: list[str] | Non
                 p.error(f"--out: cannot create the folder {a.out!r} ({e.strerror or e})")
             for name, default in _RUN_SETTINGS.items():
                 setattr(a, name, default if getattr(a, name) is None else getattr(a, name))
-            runs = _plan(a, ids)
-            status = _train_all(runs, a)
+            a.seeds = 5 if a.seeds is None else a.seeds
+            runs, todo = _plan(a, ids)
+            status = _train_all(runs, todo, a)
             if status is not None:
                 return status
             results = [read_result(r.folder) for r in runs]

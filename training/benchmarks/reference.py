@@ -257,9 +257,7 @@ def _train(a: argparse.Namespace, seed: int, log_root: str, command: str):
     return r, _merged(r, previous)
 
 
-def _train_and_evaluate(
-    a: argparse.Namespace, seed: int, log_root: str, command: str = ""
-) -> tuple[dict, str, str] | int:
+def _train_and_evaluate(a: argparse.Namespace, seed: int, log_root: str, command: str) -> tuple[dict, str, str] | int:
     """Train seed ``seed`` and evaluate it: the report's run entry with the run's checkpoint and folder (shipped by
     :func:`_ship` once every seed ran), or the exit status when the training stopped unfinished (a signal, the end of
     a sitting)."""
