@@ -266,7 +266,7 @@ def test_a_reference_sitting_stopped_in_a_later_seed_ships_nothing(tmp_path, mon
     finished = tmp_path / "run0"
     finished.mkdir()
     monkeypatch.setattr(reference, "machine_speed", lambda: None)
-    outcomes = {0: ({"seed": 0}, str(finished / "model_final.pt"), str(finished)), 1: 130}
+    outcomes = {0: ({"seed": 0, "iterations": 1}, str(finished / "model_final.pt"), str(finished)), 1: 130}
     monkeypatch.setattr(reference, "_train_and_evaluate", lambda a, seed, *_: outcomes[seed])
     argv = [CARTPOLE, "--seeds", "0,1", "--out", str(tmp_path / "out"), "--checkpoints", str(tmp_path / "ship")]
     assert reference.main(argv) == 130
@@ -300,6 +300,8 @@ def test_a_reference_seed_runs_over_two_sittings(tmp_path, monkeypatch, capsys):
     steps = [point[0] for point in run["curve"]]
     assert steps == sorted(steps) and steps[: len(first["curve"])] == [p[0] for p in first["curve"]]
     assert (ship / "CartpoleBalance-v0" / "seed1" / "model_final.pt").is_file()
+    shipped_args = json.loads((ship / "CartpoleBalance-v0" / "seed1" / "train_args.json").read_text())
+    assert shipped_args["hyper_parameters"]["max_iterations"] == 6  # the seed's, not the last sitting's share
     with pytest.raises(SystemExit):
         reference.main([*argv[:1], "--seeds", "0,1", "--resume", str(sitting.parent)])
     assert "expected one seed" in capsys.readouterr().err

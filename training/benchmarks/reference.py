@@ -33,7 +33,6 @@ import json
 import os
 import platform
 import re
-import shutil
 import sys
 import tempfile
 import textwrap
@@ -293,13 +292,18 @@ def _train_and_evaluate(a: argparse.Namespace, seed: int, log_root: str, command
     return run, r.checkpoint, r.run_dir
 
 
-def _ship(checkpoints: str, name: str, seed: int, checkpoint: str, run_dir: str) -> None:
+def _ship(checkpoints: str, name: str, seed: int, checkpoint: str, run_dir: str, iterations: int) -> None:
     """Copy seed ``seed``'s policy (no critic or optimizer state) and its ``train_args.json`` to
-    ``checkpoints/<name>/seed<k>/``."""
+    ``checkpoints/<name>/seed<k>/``, the latter with the seed's ``iterations`` in all: a run resumed over sittings
+    wrote the last sitting's share there."""
     target = os.path.join(checkpoints, name, f"seed{seed}")
     os.makedirs(target, exist_ok=True)
     save_policy_only(checkpoint, os.path.join(target, "model_final.pt"))
-    shutil.copy(os.path.join(run_dir, "train_args.json"), os.path.join(target, "train_args.json"))
+    with open(os.path.join(run_dir, "train_args.json")) as f:
+        args = json.load(f)
+    args["hyper_parameters"]["max_iterations"] = iterations
+    with open(os.path.join(target, "train_args.json"), "w") as f:
+        json.dump(args, f, indent=2)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -364,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(done, int):  # a signal: a cut-short sitting ships nothing, not even its finished seeds
             return done
         run, checkpoint, run_dir = done
-        trained.append((seed, checkpoint, run_dir))
+        trained.append((seed, checkpoint, run_dir, run["iterations"]))
         # Per run, so that runs merged from several sittings keep their own.
         report["runs"].append({**run, "date": report["date"], "machine_speed": report["machine_speed"]})
     report["runs"] = sorted(kept + report["runs"], key=lambda run: run["seed"])
@@ -372,8 +376,8 @@ def main(argv: list[str] | None = None) -> int:
     result = evaluate(a.env_id, baselines, episodes=a.episodes, num_envs=16, progress=False)
     print(table(result), flush=True)
     report["baselines"] = {b.split(":")[-1]: _summary(result, b) for b in baselines}
-    for seed, checkpoint, run_dir in trained:  # with the report, so checkpoints and report stay one set
-        _ship(a.checkpoints, name, seed, checkpoint, run_dir)
+    for seed, checkpoint, run_dir, iterations in trained:  # with the report: checkpoints and report stay one set
+        _ship(a.checkpoints, name, seed, checkpoint, run_dir, iterations)
     os.makedirs(a.out, exist_ok=True)
     with open(report_path, "w") as f:
         f.write(_dumps(report))
