@@ -119,3 +119,19 @@ def test_a_bad_cube_range_is_one_line(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message) as raised:
         make(LIFT, 1, **kwargs)
     assert "\n" not in str(raised.value)
+
+
+def test_ee_delta_pose_puts_the_gripper_after_the_six_hand_actions() -> None:
+    """``action_mode="ee_delta_pose"``: 7 actions, the hand's 6 then the gripper; a closing gripper with the hand
+    held closes both fingers while zero hand moves keep the hand within 1 cm of its start."""
+    env = make(LIFT, 2, seed=2, action_mode="ee_delta_pose", joint_noise=0.0)
+    assert env.action_dim == 7 and env.single_observation_space.shape == (31,)
+    env.reset(seed=2)
+    start = _bodies(env)[:, HAND, :3]
+    actions = torch.zeros(2, 7)
+    actions[:, 6] = torch.tensor([1.0, -1.0])
+    for _ in range(15):
+        obs = env.step(actions)[0]
+    np.testing.assert_allclose(obs[:, 7:9].numpy() + 0.04, [[0.04, 0.04], [0.0, 0.0]], atol=1e-3)
+    assert np.abs(_bodies(env)[:, HAND, :3] - start).max() <= 0.01
+    env.close()
