@@ -67,10 +67,10 @@ class PandaLiftCubeConfig(PandaSceneConfig):
     """Range of the cube's mass [kg], drawn per world at reset. Lighter cubes get pushed into: with U(0.05, 0.15) kg
     the arm's bang-bang pushes sank the hand 10 mm into the cube in ``doctor`` (16 worlds x 300 steps; Gauss-Seidel
     converges slowly on a light body between stiff drives and the table, and 64 PGS iterations did not help), with
-    U(0.3, 0.6) kg 1.9 mm."""
+    U(0.3, 0.6) kg 1.9 mm (1.0 mm with the task's 100 iterations)."""
     cube_friction: tuple[float, float] = (0.8, 1.2)
-    """Range of the cube's friction coefficient, drawn per world at reset (a contact uses the larger of its two
-    shapes' coefficients; the fingers' is 1)."""
+    """Range of the cube's friction coefficient, drawn per world at reset (the cube's shape's; the fingers' and the
+    table's stay as built)."""
     randomize: bool = True
     """Draw the cube's edge, mass and friction per world at reset; False: every cube at the middle of the three
     ranges (its pose is drawn either way)."""
@@ -396,9 +396,9 @@ class PandaLiftCubeEnv(PandaScene):
     solver_defaults = dataclasses.replace(
         PandaScene.solver_defaults,
         # A hand pressed onto the cube with the arm's full drive (a scripted adversary, 8 worlds x 50 steps) sank
-        # 9.2 mm into it with the scene's 40 PGS iterations (7.5 with 64; 3.1 with 100) and 2 % of random-action
-        # episodes ended by the penetration end cause: Gauss-Seidel converges slowly on a light body between stiff
-        # drives and the table. 100 iterations cost 1.34x the time per step of 40 (64 worlds, CPU).
+        # 9.2 mm into it with the scene's 40 PGS iterations (7.5 with 64; 3.1 with 100), and 2 % of random-action
+        # episodes ended by the penetration end cause (1 % with 100): Gauss-Seidel converges slowly on a light body
+        # between stiff drives and the table. 100 iterations cost 1.34x the time per step of 40 (64 worlds, CPU).
         iterations=100,
         # A closed grasp: up to 195 rows per world (16 worlds x 150 steps of scripted_policy, 2 seeds; the fingers'
         # contacts with the cube on top of the arm's); 320 keeps 1.6x headroom.
