@@ -119,10 +119,9 @@ class PandaLiftCubeConfig(PandaSceneConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("cube_x", "cube_y", "cube_size", "cube_mass", "cube_friction", "goal_x", "goal_y", "goal_z"):
-            low, high = getattr(self, name)
-            if not low <= high:
-                raise ValueError(f"{name}: expected (low, high) with low <= high, got {getattr(self, name)!r}")
+        self.require_intervals(
+            "cube_x", "cube_y", "cube_size", "cube_mass", "cube_friction", "goal_x", "goal_y", "goal_z"
+        )
         if self.cube_size[1] > 2.0 * _MAX_HALF:
             raise ValueError(
                 f"cube_size: expected edges <= {2.0 * _MAX_HALF} m (the open gripper's reach), got {self.cube_size!r}"

@@ -85,10 +85,7 @@ class PandaReachConfig(PandaSceneConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("target_x", "target_y", "target_z", "target_yaw"):
-            low, high = getattr(self, name)
-            if not low <= high:
-                raise ValueError(f"{name}: expected (low, high) with low <= high, got {getattr(self, name)!r}")
+        self.require_intervals("target_x", "target_y", "target_z", "target_yaw")
 
 
 @wp.struct
