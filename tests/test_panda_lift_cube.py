@@ -113,6 +113,9 @@ def test_the_gripper_action_opens_and_closes_both_fingers() -> None:
         ({"cube_size": (0.05, 0.07)}, "cube_size: expected edges <= 0.06"),
         ({"cube_mass": (0.2, 0.1)}, "cube_mass: expected \\(low, high\\)"),
         ({"cube_friction": (0.0, 1.0)}, "cube_friction"),
+        ({"goal_z": (0.25, float("inf"))}, "goal_z"),
+        ({"lift_height": 0.02}, "lift_height: expected above the centre of the largest cube standing on an edge"),
+        ({"lift_height": 0.3}, "lift_height: expected .* below the lowest goal"),
     ],
 )
 def test_a_bad_cube_range_is_one_line(kwargs: dict, message: str) -> None:
