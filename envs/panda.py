@@ -9,6 +9,7 @@ mimics the left). z is up.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import newton
@@ -18,7 +19,7 @@ import warp as wp
 from steel_envs.assets import PANDA
 from steel_envs.ranges import at_least, between, declare, positive
 from steel_envs.solver_options import SteelSolverOptions
-from steel_envs.spec import InitialStateSpec, TaskConfig
+from steel_envs.spec import InitialStateSpec, ObservationBlock, TaskConfig
 from steel_envs.vector_env import SteelVectorEnv
 
 __all__ = [
@@ -333,6 +334,12 @@ class PandaScene(SteelVectorEnv):
             q_noise=noise,
             qd_noise=np.zeros(len(PANDA.joints)),
         )
+
+    def observation_blocks(self) -> tuple[ObservationBlock, ...]:
+        """The task's :attr:`observations`, its previous actions' block (``actions``) as wide as the action mode's
+        actions (7 joint targets or 6 hand moves, and whatever the task adds)."""
+        blocks = super().observation_blocks()
+        return tuple(dataclasses.replace(b, size=self.action_dim) if b.name == "actions" else b for b in blocks)
 
     @property
     def action_dim(self) -> int:

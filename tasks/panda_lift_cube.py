@@ -16,6 +16,7 @@ from steel_envs.envs.panda import ARM_JOINTS, HAND_BODY, PandaScene, PandaSceneC
 from steel_envs.tasks.panda_reach import inverse_kinematics, joint_pos_rel, joint_vel, joint_vel_l2, last_action
 from steel_envs.tasks.terms import legged
 
+from steel_envs import kernels
 from steel_envs.assets import PANDA
 from steel_envs.benchmark import scripted_success
 from steel_envs.ranges import any_value, at_least, declare, positive
@@ -325,19 +326,6 @@ def _update_success(s: PandaLiftCubeState):
     s.success[w] = _goal_distance(s, w) <= s.success_distance
 
 
-@wp.kernel(enable_backward=False)
-def _store_last_actions(s: PandaLiftCubeState):
-    w, j = wp.tid()
-    s.last_actions[w, j] = s.actions[w, j]
-
-
-@wp.kernel(enable_backward=False)
-def _zero_last_actions(world_mask: wp.array[wp.bool], s: PandaLiftCubeState):
-    w, j = wp.tid()
-    if world_mask[w]:
-        s.last_actions[w, j] = 0.0
-
-
 class PandaLiftCubeEnv(PandaScene):
     """Grasp a cube on the table with the Franka Panda's two fingers and lift it to a goal in the air, Isaac Lab's
     ``Isaac-Lift-Cube-Franka-v0`` recipe on SolverSteel.
@@ -451,11 +439,6 @@ class PandaLiftCubeEnv(PandaScene):
         """The arm's actions (:class:`PandaScene`) and the gripper's."""
         return super().action_dim + 1
 
-    def observation_blocks(self) -> tuple[ObservationBlock, ...]:
-        """:attr:`observations`, the previous actions' block as wide as the action mode's actions."""
-        *blocks, actions = self.observations
-        return (*blocks, dataclasses.replace(actions, size=self.action_dim))
-
     def build_world(self, builder: newton.ModelBuilder) -> None:
         """The arm (:meth:`PandaScene.build_world`) with Isaac Lab's finger gains, then the cube, a free box."""
         super().build_world(builder)
@@ -487,23 +470,28 @@ class PandaLiftCubeEnv(PandaScene):
         labels = self.model.shape_label
         shapes = [k for k, label in enumerate(labels) if label.rsplit("/", 1)[-1] == "cube"]
         self._cube_shape = wp.array(np.asarray(shapes, np.int32), dtype=wp.int32, device=self.wp_device)
+        c = self.config
+        props = np.array([c.cube_size, c.cube_mass, c.cube_friction], np.float64)  # (3, 2): low, high
+        if not c.randomize:
+            props[:] = props.mean(axis=1, keepdims=True)
+        # _draw_cubes' bounds: pose (x, y, unused), then properties (edge, mass, mu)
+        self._cube_bounds = (
+            wp.vec3(c.cube_x[0], c.cube_y[0], 0.0),
+            wp.vec3(c.cube_x[1], c.cube_y[1], 0.0),
+            wp.vec3(*props[:, 0]),
+            wp.vec3(*props[:, 1]),
+        )
 
     def _reset_physics_state(self, world_mask: wp.array) -> None:
         """The initial joint state, then each selected world's cube: size, mass, friction and pose (``_draw_cubes``),
         the solver told, then its reset."""
         self.initial_states.reset(world_mask)
-        c, m, r = self.config, self.model, self.randomizer
-        props = np.array([c.cube_size, c.cube_mass, c.cube_friction], np.float64)  # (3, 2): low, high
-        if not c.randomize:
-            props[:] = props.mean(axis=1, keepdims=True)
+        m, r = self.model, self.randomizer
         self.launch_per_world(
             _draw_cubes,
             inputs=[
                 world_mask,
-                wp.vec3(c.cube_x[0], c.cube_y[0], 0.0),
-                wp.vec3(c.cube_x[1], c.cube_y[1], 0.0),
-                wp.vec3(*props[:, 0]),
-                wp.vec3(*props[:, 1]),
+                *self._cube_bounds,
                 self._cube_shape,
                 m.body_world_start,
                 m.joint_coord_world_start,
@@ -561,18 +549,11 @@ class PandaLiftCubeEnv(PandaScene):
         self.launch_per_world(_update_success, inputs=[self.term_state])
 
     def _post_rewards(self) -> None:
-        wp.launch(
-            _store_last_actions, (self.num_envs, self.action_dim), inputs=[self.term_state], device=self.wp_device
-        )
+        wp.copy(self.term_state.last_actions, self.actions)
 
     def _reset_task(self, world_mask: wp.array) -> None:
         c = self.config
-        wp.launch(
-            _zero_last_actions,
-            (self.num_envs, self.action_dim),
-            inputs=[world_mask, self.term_state],
-            device=self.wp_device,
-        )
+        self.launch_per_world(kernels.zero_world_rows, inputs=[world_mask], outputs=[self.term_state.last_actions])
         # success is left as the ended episode's last step set it (read after this reset with same-step autoreset).
         self.launch_per_world(
             _draw_goals,

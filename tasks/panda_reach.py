@@ -3,7 +3,6 @@ recipe (``isaaclab_tasks/manager_based/manipulation/reach``: ``reach_env_cfg.py`
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +22,7 @@ from steel_envs.envs.panda import (
 )
 from steel_envs.tasks.terms import legged
 
+from steel_envs import kernels
 from steel_envs.assets import PANDA
 from steel_envs.benchmark import scripted_success
 from steel_envs.ranges import any_value, at_least, declare, positive
@@ -218,19 +218,6 @@ def _update_success(s: PandaReachState):
     s.success[w] = _position_error(s, w) <= s.success_position and _orientation_error(s, w) <= s.success_orientation
 
 
-@wp.kernel(enable_backward=False)
-def _store_last_actions(s: PandaReachState):
-    w, j = wp.tid()
-    s.last_actions[w, j] = s.actions[w, j]
-
-
-@wp.kernel(enable_backward=False)
-def _zero_last_actions(world_mask: wp.array[wp.bool], s: PandaReachState):
-    w, j = wp.tid()
-    if world_mask[w]:
-        s.last_actions[w, j] = 0.0
-
-
 class PandaReachEnv(PandaScene):
     """Bring the Franka Panda's hand to a target pose, Isaac Lab's ``Isaac-Reach-Franka-v0`` recipe on SolverSteel.
 
@@ -311,11 +298,6 @@ class PandaReachEnv(PandaScene):
     """PPO settings of ``steel-envs train`` (Isaac Lab's Reach-Franka PPO: (64, 64) networks, 24 steps per env)."""
     benchmark = scripted_success("manipulation", "PandaReach-v0")
 
-    def observation_blocks(self) -> tuple[ObservationBlock, ...]:
-        """:attr:`observations`, the previous actions' block as wide as the action mode's actions."""
-        *blocks, actions = self.observations
-        return (*blocks, dataclasses.replace(actions, size=self.action_dim))
-
     def goal_positions(self) -> np.ndarray:
         """Each world's target position, (num_envs, 1, 3) [m]."""
         return self.term_state.goals.numpy()[:, None, :3]
@@ -349,18 +331,11 @@ class PandaReachEnv(PandaScene):
         self.launch_per_world(_update_success, inputs=[self.term_state])
 
     def _post_rewards(self) -> None:
-        wp.launch(
-            _store_last_actions, (self.num_envs, self.action_dim), inputs=[self.term_state], device=self.wp_device
-        )
+        wp.copy(self.term_state.last_actions, self.actions)
         self._draw_targets(self._no_world)  # the worlds whose period is up (after this step's rewards)
 
     def _reset_task(self, world_mask: wp.array) -> None:
-        wp.launch(
-            _zero_last_actions,
-            (self.num_envs, self.action_dim),
-            inputs=[world_mask, self.term_state],
-            device=self.wp_device,
-        )
+        self.launch_per_world(kernels.zero_world_rows, inputs=[world_mask], outputs=[self.term_state.last_actions])
         # success is left as the ended episode's last step set it: with same-step autoreset, info["success"] of that
         # step is read after this reset; the next step's physics sets it anew.
         self._draw_targets(world_mask)
