@@ -15,6 +15,7 @@ import warp as wp
 from steel_envs.envs.panda import ARM_JOINTS, HAND_BODY, PandaScene, PandaSceneConfig, target_to_action
 from steel_envs.tasks.panda_reach import inverse_kinematics, joint_pos_rel, joint_vel, joint_vel_l2, last_action
 from steel_envs.tasks.terms import legged
+from steel_envs.tasks.terms.objects import cube_model_arrays, cubes_written, write_cube
 
 from steel_envs import kernels
 from steel_envs.assets import PANDA
@@ -266,9 +267,8 @@ def _draw_cubes(
     body_inv_inertia: wp.array[wp.mat33],
 ):
     """For the selected worlds draw the cube's edge, mass and friction (``low_props``/``high_props``: edge [m], mass
-    [kg], mu) and its resting pose on the table (x, y [m] from ``low_pose``/``high_pose``, unrotated); write the box's
-    half extents, the solid cube's mass and inertia (m a^2 / 6 about each axis) and friction into the model, times the
-    world's scales (:class:`steel_envs.components.randomization.Randomizer`, whose nominal values they become)."""
+    [kg], mu) and its resting pose on the table (x, y [m] from ``low_pose``/``high_pose``, unrotated), and write the
+    cube into the model (:func:`steel_envs.tasks.terms.objects.write_cube`)."""
     w = wp.tid()
     if not world_mask[w]:
         return
@@ -289,18 +289,25 @@ def _draw_cubes(
     joint_q[q + 6] = 1.0
     body = body_world_start[w] + _CUBE
     body_q[body] = wp.transform(wp.vec3(x, y, half), wp.quat_identity())
-    shape = cube_shape[w]
-    shape_scale[shape] = wp.vec3(half, half, half)
-    nominal_mu[shape] = mu
-    shape_material_mu[shape] = mu * friction_scale[w]
-    inertia = wp.identity(3, dtype=wp.float32) * (mass * edge * edge / 6.0)
-    nominal_mass[body] = mass
-    nominal_inertia[body] = inertia
-    m = mass * mass_scale[w]
-    body_mass[body] = m
-    body_inv_mass[body] = 1.0 / m
-    body_inertia[body] = inertia * mass_scale[w]
-    body_inv_inertia[body] = wp.inverse(inertia * mass_scale[w])
+    write_cube(
+        w,
+        edge,
+        mass,
+        mu,
+        cube_shape[w],
+        body,
+        mass_scale,
+        friction_scale,
+        shape_scale,
+        nominal_mu,
+        nominal_mass,
+        nominal_inertia,
+        shape_material_mu,
+        body_mass,
+        body_inv_mass,
+        body_inertia,
+        body_inv_inertia,
+    )
 
 
 @wp.kernel(enable_backward=False)
@@ -498,24 +505,9 @@ class PandaLiftCubeEnv(PandaScene):
                 r.mass_scale,
                 r.friction_scale,
             ],
-            outputs=[
-                self.rng_state,
-                self.state_0.joint_q,
-                self.state_0.body_q,
-                m.shape_scale,
-                r.nominal["mu"],
-                r.nominal["mass"],
-                r.nominal["inertia"],
-                m.shape_material_mu,
-                m.body_mass,
-                m.body_inv_mass,
-                m.body_inertia,
-                m.body_inv_inertia,
-            ],
+            outputs=[self.rng_state, self.state_0.joint_q, self.state_0.body_q, *cube_model_arrays(self)],
         )
-        flags = newton.ModelFlags.SHAPE_PROPERTIES | newton.ModelFlags.BODY_INERTIAL_PROPERTIES
-        self.backend.notify_model_changed(flags, world_mask)
-        self.solver.reset(self.state_0, world_mask=world_mask)
+        cubes_written(self, world_mask)
 
     def _apply_actions(self) -> None:
         super()._apply_actions()
