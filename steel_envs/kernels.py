@@ -256,7 +256,8 @@ def accumulate_metrics(
     final: wp.array2d[wp.float32],
 ):
     """Add this step's metric values (metric_count, num_envs) to the episode sums; an ended world reduces them into
-    ``final``: the sum (aggregate 0), the mean over the episode's steps (1) or the root of that mean (2, RMS)."""
+    ``final``: the sum (aggregate 0), the mean over the episode's steps (1), the root of that mean (2, RMS) or the
+    last step's value (3)."""
     w = wp.tid()
     if skip[w]:
         return
@@ -270,8 +271,10 @@ def accumulate_metrics(
                 final[m, w] = total
             elif kind == 1:
                 final[m, w] = total / steps
-            else:
+            elif kind == 2:
                 final[m, w] = wp.sqrt(wp.max(total, 0.0) / steps)
+            else:
+                final[m, w] = values[m, w]
 
 
 @wp.kernel(enable_backward=False)

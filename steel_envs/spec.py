@@ -259,7 +259,7 @@ class TerminationTerm:
         object.__setattr__(self, "func", _term_function(self.func, f"TerminationTerm({self.name!r})"))
 
 
-METRIC_AGGREGATES = {"sum": 0, "mean": 1, "rms": 2}
+METRIC_AGGREGATES = {"sum": 0, "mean": 1, "rms": 2, "last": 3}
 """How an :class:`EpisodeMetric` reduces its per-step values over an episode, and the kernel's code of each."""
 
 
@@ -280,7 +280,8 @@ class EpisodeMetric:
     """``f(state, world: int) -> float``: the step's value in world ``world``."""
     aggregate: str
     """``"sum"`` (sum of the step values, e.g. displacements into a distance), ``"mean"`` (their mean over the
-    episode's steps) or ``"rms"`` (square root of the mean of the step values, which are squares: an RMS error)."""
+    episode's steps), ``"rms"`` (square root of the mean of the step values, which are squares: an RMS error) or
+    ``"last"`` (the episode's last step's value, e.g. a final distance)."""
     unit: str
     """Unit of the reported value."""
     description: str

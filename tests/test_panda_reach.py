@@ -24,7 +24,7 @@ HOME_YAW = -math.pi / 2
 
 def _ranges() -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper limits of joint1 .. joint7 from panda.xml (the ``panda`` class default, then each joint's)."""
-    root = ET.parse(PANDA.mjcf).getroot()
+    root = ET.parse(PANDA.path).getroot()
     default = next(d for d in root.iter("default") if d.get("class") == "panda").find("joint").get("range")
     joints = {j.get("name"): j.get("range", default) for j in root.iter("joint") if j.get("name")}
     ranges = np.array([[float(x) for x in joints[f"joint{i}"].split()] for i in range(1, 8)])

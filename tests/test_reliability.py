@@ -68,6 +68,7 @@ _SHORT = {
     "steel_envs/SoftPush-v0": ({"max_episode_steps": 10}, {"success_radius": 1e-9}),
     # One cube for all (its drawn size, mass and friction are model values the fresh world does not share).
     "steel_envs/PandaLiftCube-v0": ({"max_episode_steps": 10, "randomize": False}, {"randomize": False}),
+    "steel_envs/AllegroReorient-v0": ({"max_episode_steps": 10, "randomize": False}, {"randomize": False}),
 }
 
 
@@ -99,7 +100,7 @@ def test_first_observation_after_a_reset_equals_a_fresh_world(env_id, how):
             break
     assert reset_obs is not None, "the world was reset"
     fresh = _fresh_world_like(env_id, world_state(env, w), **_SHORT.get(env_id, _SHORT_DEFAULT)[1])
-    for name in ("commands", "goals"):  # task state drawn at the reset: the fresh world gets the same
+    for name in ("commands", "goals", "rest"):  # task state drawn at the reset: the fresh world gets the same
         if hasattr(env.term_state, name):
             getattr(fresh.term_state, name).assign(getattr(env.term_state, name).numpy()[w : w + 1])
             fresh._observe()

@@ -1,6 +1,7 @@
 """Vendored robot models and their actuation, as the field runs them: Unitree Go1 (:data:`GO1`) and G1 (:data:`G1`),
-and the Franka Emika Panda arm (:data:`PANDA`, :class:`ArmModel`, MuJoCo Menagerie's model from the ``genesis-world``
-1.4.5 wheel, Apache-2.0, with the gains of its own position actuators).
+the Franka Emika Panda arm (:data:`PANDA`, :class:`ArmModel`, MuJoCo Menagerie's model from the ``genesis-world``
+1.4.5 wheel, Apache-2.0, with the gains of its own position actuators) and the Allegro hand (:data:`ALLEGRO`, the
+URDF of the ``example-robot-data`` 6.0.0 wheel, BSD, with Isaac Lab's gains).
 
 The MJCF files under ``steel_envs/assets/<robot>/`` are mjlab 1.6.0's (Apache-2.0; Menagerie-derived, BSD-3-Clause
 upstream), each folder with its ``LICENSE`` and ``PROVENANCE.md``. The models declare joints, inertias, joint ranges
@@ -27,7 +28,7 @@ import numpy as np
 if TYPE_CHECKING:
     import newton
 
-__all__ = ["ASSET_ROOT", "G1", "GO1", "PANDA", "ROBOTS", "ArmModel", "RobotModel", "per_joint"]
+__all__ = ["ALLEGRO", "ASSET_ROOT", "G1", "GO1", "PANDA", "ROBOTS", "ArmModel", "RobotModel", "per_joint"]
 
 ASSET_ROOT = Path(__file__).parent
 """Folder of the vendored models, one sub-folder per robot."""
@@ -294,15 +295,18 @@ G1 = RobotModel(
 
 @dataclass(frozen=True)
 class ArmModel:
-    """A vendored fixed-base arm: its MJCF and the position drives of its joints, per driven joint in DOF order.
+    """A vendored fixed-base arm or hand: its model file (MJCF or URDF) and the position drives of its joints, per
+    driven joint in DOF order.
 
-    Arrays are float32 of shape (len(joints),): ``home`` [rad or m] the MJCF's keyframe (the default targets),
+    Arrays are float32 of shape (len(joints),): ``home`` [rad or m] the default targets (the MJCF's keyframe),
     ``stiffness`` [N m/rad or N/m], ``damping`` [N m s/rad or N s/m], ``effort_limit`` [N m or N],
-    ``velocity_limit`` [rad/s or m/s].
+    ``velocity_limit`` [rad/s or m/s]; ``armature`` [kg m^2] is added to each joint's inertia and ``friction``
+    [N m] is the joint's Coulomb friction (None: the model's).
     """
 
     name: str
-    mjcf: Path
+    path: Path
+    """The model file: ``.xml`` (MJCF) or ``.urdf``."""
     joints: tuple[str, ...]
     """The driven joints in DOF order (the arm's hinges, then the fingers' slides)."""
     home: np.ndarray
@@ -311,16 +315,19 @@ class ArmModel:
     effort_limit: np.ndarray
     velocity_limit: np.ndarray
     hand_body: str
-    """The body whose frame is the end effector's."""
+    """The body whose frame is the end effector's (a hand's: its palm)."""
+    armature: np.ndarray | None = None
+    friction: np.ndarray | None = None
 
     def add_to(
         self, builder: newton.ModelBuilder, *, xform: object = None, enable_self_collisions: bool = False
     ) -> list[int]:
-        """Add the arm to ``builder`` welded to the world at ``xform`` (``wp.transform``; None: the origin): the MJCF
-        through Newton's importer (collision from the model's boxes and capsules; meshes of the ``visual`` class as
-        visual shapes), then position drives at :attr:`home` with this model's gains and limits.
+        """Add the model to ``builder`` welded to the world at ``xform`` (``wp.transform``; None: the origin): the
+        file through Newton's importer (collision from the model's primitives; meshes as visual shapes; a URDF's fixed
+        joints kept, their child links as bodies, its joint damping read as drive damping), then position drives at
+        :attr:`home` with this model's gains and limits.
 
-        ``enable_self_collisions``: collisions between the arm's links (Newton's importer leaves out parent-child
+        ``enable_self_collisions``: collisions between the model's links (Newton's importers leave out parent-child
         pairs).
 
         Returns:
@@ -332,17 +339,33 @@ class ArmModel:
         import newton
 
         joint_start = builder.joint_count
-        builder.add_mjcf(str(self.mjcf), xform=xform, floating=False, enable_self_collisions=enable_self_collisions)
+        if self.path.suffix == ".urdf":
+            builder.add_urdf(
+                str(self.path),
+                xform=xform,
+                floating=False,
+                enable_self_collisions=enable_self_collisions,
+                # Drive damping, which the gains below replace: read as passive damping, the Allegro URDF's
+                # 3-10 N m s/rad on links of 1e-5 kg m^2 made SolverSteel's step non-finite within 2 s.
+                joint_damping_mode="drive",
+            )
+        else:
+            builder.add_mjcf(str(self.path), xform=xform, floating=False, enable_self_collisions=enable_self_collisions)
         added = range(joint_start, builder.joint_count)
         moving = [j for j in added if builder.joint_type[j] != newton.JointType.FIXED]
         names = tuple(builder.joint_label[j].rsplit("/", 1)[-1] for j in moving)
         if names != self.joints:
-            raise ValueError(f"{self.mjcf.name}: expected joints {self.joints}, the importer made {names}")
+            raise ValueError(f"{self.path.name}: expected joints {self.joints}, the importer made {names}")
         dofs = [builder.joint_qd_start[j] for j in moving]
         coords = [builder.joint_q_start[j] for j in moving]
         _set_position_drives(
             builder, dofs, coords, self.stiffness, self.damping, self.effort_limit, self.velocity_limit, self.home
         )
+        for i, dof in enumerate(dofs):
+            if self.armature is not None:
+                builder.joint_armature[dof] = float(self.armature[i])
+            if self.friction is not None:
+                builder.joint_friction[dof] = float(self.friction[i])
         return dofs
 
 
@@ -355,7 +378,7 @@ def _panda(values: dict[str, float]) -> np.ndarray:
 
 PANDA = ArmModel(
     name="franka_panda",
-    mjcf=ASSET_ROOT / "franka_panda" / "panda.xml",
+    path=ASSET_ROOT / "franka_panda" / "panda.xml",
     joints=_PANDA_JOINTS,
     # panda.xml:270, keyframe "home": the hand above the table, pointing down, fingers open.
     home=np.array([0.0, 0.0, 0.0, -1.57079, 0.0, 1.57079, -0.7853, 0.04, 0.04], np.float32),
@@ -373,5 +396,35 @@ PANDA = ArmModel(
 """Franka Emika Panda with its hand: 11 bodies (link0 welded to the world), 7 hinges and 2 finger slides (9 DOFs,
 the second finger mimicking the first), 17.5 kg."""
 
-ROBOTS = {robot.name: robot for robot in (GO1, G1, PANDA)}
+_ALLEGRO_JOINTS = tuple(f"joint_{i}.0" for i in range(16))
+
+
+def _allegro(value: float) -> np.ndarray:
+    return np.full(len(_ALLEGRO_JOINTS), value, np.float32)
+
+
+ALLEGRO = ArmModel(
+    name="allegro_hand",
+    path=ASSET_ROOT / "allegro_hand" / "allegro_right_hand.urdf",
+    # Joints 0-3 the index finger, 4-7 the middle, 8-11 the ring finger, 12-15 the thumb (each from its base).
+    joints=_ALLEGRO_JOINTS,
+    # Isaac Lab's ALLEGRO_HAND_CFG (isaaclab_assets/robots/allegro.py, init_state): every joint at 0 but the thumb's
+    # rotation (thumb_joint_0, here joint_12.0) at 0.28 rad, inside the URDF's range [0.263, 1.396].
+    home=np.array([0.28 if j == "joint_12.0" else 0.0 for j in _ALLEGRO_JOINTS], np.float32),
+    # ALLEGRO_HAND_CFG's actuator "fingers": stiffness 1.0, damping 0.1, effort_limit_sim 0.5, friction 1e-4,
+    # armature 1e-4 for every joint; no velocity limit there (the URDF's 7 rad/s is kept). The URDF's own joint
+    # dynamics (damping 3-10 N m s/rad, friction 5-12 N m: ten to twenty times the motors' torque) are not the hand's
+    # and are replaced.
+    stiffness=_allegro(1.0),
+    damping=_allegro(0.1),
+    effort_limit=_allegro(0.5),
+    velocity_limit=_allegro(7.0),
+    hand_body="palm_link",
+    armature=_allegro(1e-4),
+    friction=_allegro(1e-4),
+)
+"""Wonik Robotics' Allegro hand (right, v4): 21 bodies (the palm welded to the world; per finger four phalanges and a
+tip welded to the last), 16 hinges in four fingers of four, 0.95 kg."""
+
+ROBOTS = {robot.name: robot for robot in (GO1, G1, PANDA, ALLEGRO)}
 """Every vendored model by folder name."""

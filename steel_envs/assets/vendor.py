@@ -50,10 +50,12 @@ def _simplify_stl(data: bytes) -> tuple[bytes, int, int]:
     return simplify_mesh(data, "stl", KEEP_FRACTION, MIN_TRIANGLES, MAX_TRIANGLES)
 
 
-def simplify_mesh(data: bytes, file_type: str, fraction: float, low: int, high: int) -> tuple[bytes, int, int]:
+def simplify_mesh(
+    data: bytes, file_type: str, fraction: float, low: int, high: int, out_type: str | None = None
+) -> tuple[bytes, int, int]:
     """Decimate one mesh (``file_type`` "stl" or "obj") towards ``fraction`` of its triangles, clamped to [low,
-    high]; returns (the mesh in the same format, triangles before, triangles after). OBJ is written with vertices
-    and faces only (no normals, no materials: the MJCF gives each geom its material)."""
+    high]; returns (the mesh in ``out_type``, default the same format, triangles before, triangles after). OBJ is
+    written with vertices and faces only (no normals, no materials: the model gives each geom its material)."""
     import fast_simplification
     import numpy as np
     import trimesh
@@ -70,7 +72,7 @@ def simplify_mesh(data: bytes, file_type: str, fraction: float, low: int, high: 
             np.asarray(mesh.vertices, np.float64), np.asarray(mesh.faces, np.int64), target_count=keep
         )
         mesh = trimesh.Trimesh(points, faces, process=True)
-    if file_type == "obj":
+    if (out_type or file_type) == "obj":
         text = trimesh.exchange.obj.export_obj(mesh, include_normals=False, include_color=False, include_texture=False)
         return text.encode(), before, len(mesh.faces)
     return mesh.export(file_type="stl"), before, len(mesh.faces)
