@@ -25,7 +25,8 @@ from steel_envs.envs.panda import rotation_angle
 from steel_envs.tasks.panda_reach import last_action
 from steel_envs.tasks.terms import locomotion
 from steel_envs.tasks.terms.objects import (
-    cube_model_arrays,
+    CubeModel,
+    cube_model,
     cubes_written,
     face_down_rotation,
     random_rotation,
@@ -294,24 +295,13 @@ def _draw_cubes(
     noise: wp.float32,
     low_props: wp.vec3,
     high_props: wp.vec3,
-    cube_shape: wp.array[wp.int32],
     body_world_start: wp.array[wp.int32],
     coord_world_start: wp.array[wp.int32],
-    mass_scale: wp.array[wp.float32],
-    friction_scale: wp.array[wp.float32],
+    cubes: CubeModel,
     rng_state: wp.array[wp.uint32],
     rest: wp.array[wp.vec3],
     joint_q: wp.array[wp.float32],
     body_q: wp.array[wp.transform],
-    shape_scale: wp.array[wp.vec3],
-    nominal_mu: wp.array[wp.float32],
-    nominal_mass: wp.array[wp.float32],
-    nominal_inertia: wp.array[wp.mat33],
-    shape_material_mu: wp.array[wp.float32],
-    body_mass: wp.array[wp.float32],
-    body_inv_mass: wp.array[wp.float32],
-    body_inertia: wp.array[wp.mat33],
-    body_inv_inertia: wp.array[wp.mat33],
 ):
     """For the selected worlds draw the cube's edge, mass and friction (``low_props``/``high_props``: edge [m], mass
     [kg], mu) and its pose: on one of its six faces (uniform) just above the palm's centre +- ``noise`` [m] in x and
@@ -338,25 +328,7 @@ def _draw_cubes(
         joint_q[q + 3 + k] = rotation[k]
     body = body_world_start[w] + _CUBE
     body_q[body] = wp.transform(p, rotation)
-    write_cube(
-        w,
-        edge,
-        mass,
-        mu,
-        cube_shape[w],
-        body,
-        mass_scale,
-        friction_scale,
-        shape_scale,
-        nominal_mu,
-        nominal_mass,
-        nominal_inertia,
-        shape_material_mu,
-        body_mass,
-        body_inv_mass,
-        body_inertia,
-        body_inv_inertia,
-    )
+    write_cube(cubes, w, edge, mass, mu)
 
 
 @wp.kernel(enable_backward=False)
@@ -556,8 +528,7 @@ class AllegroReorientEnv(AllegroScene):
 
     def _setup_scene(self) -> None:
         super()._setup_scene()
-        shapes = [k for k, label in enumerate(self.model.shape_label) if label.rsplit("/", 1)[-1] == "cube"]
-        self._cube_shape = wp.array(np.asarray(shapes, np.int32), dtype=wp.int32, device=self.wp_device)
+        self._cubes = None  # the CubeModel, made at the first reset (the randomizer comes after the scene)
         c = self.config
         props = np.array([c.cube_size, c.cube_mass, c.cube_friction], np.float64)  # (3, 2): low, high
         if not c.randomize:
@@ -569,20 +540,20 @@ class AllegroReorientEnv(AllegroScene):
         """The initial joint state, then each selected world's cube: size, mass, friction and pose (``_draw_cubes``),
         the solver told, then its reset."""
         self.initial_states.reset(world_mask)
-        m, r = self.model, self.randomizer
+        if self._cubes is None:
+            self._cubes = cube_model(self, CUBE_BODY)
+        m = self.model
         self.launch_per_world(
             _draw_cubes,
             inputs=[
                 world_mask,
                 float(self.config.cube_position_noise),
                 *self._cube_bounds,
-                self._cube_shape,
                 m.body_world_start,
                 m.joint_coord_world_start,
-                r.mass_scale,
-                r.friction_scale,
+                self._cubes,
             ],
-            outputs=[self.rng_state, self._rest, self.state_0.joint_q, self.state_0.body_q, *cube_model_arrays(self)],
+            outputs=[self.rng_state, self._rest, self.state_0.joint_q, self.state_0.body_q],
         )
         cubes_written(self, world_mask)
 

@@ -11,44 +11,51 @@ from typing import Any
 
 import warp as wp
 
-__all__ = ["cube_model_arrays", "cubes_written", "face_down_rotation", "random_rotation", "write_cube"]
+__all__ = ["CubeModel", "cube_model", "cubes_written", "face_down_rotation", "random_rotation", "write_cube"]
+
+
+@wp.struct
+class CubeModel:
+    """What :func:`write_cube` writes a world's cube into: the model's arrays and the randomizer's nominal values and
+    scales (:class:`steel_envs.components.randomization.Randomizer`), and where each world's cube is."""
+
+    cube_shape: wp.array[wp.int32]
+    """(num_envs,) the global shape index of each world's cube."""
+    cube_body: wp.int32
+    """The world-local body index of the cube."""
+    body_world_start: wp.array[wp.int32]
+    mass_scale: wp.array[wp.float32]
+    friction_scale: wp.array[wp.float32]
+    shape_scale: wp.array[wp.vec3]
+    nominal_mu: wp.array[wp.float32]
+    nominal_mass: wp.array[wp.float32]
+    nominal_inertia: wp.array[wp.mat33]
+    shape_material_mu: wp.array[wp.float32]
+    body_mass: wp.array[wp.float32]
+    body_inv_mass: wp.array[wp.float32]
+    body_inertia: wp.array[wp.mat33]
+    body_inv_inertia: wp.array[wp.mat33]
 
 
 @wp.func
-def write_cube(
-    w: int,
-    edge: float,
-    mass: float,
-    mu: float,
-    shape: int,
-    body: int,
-    mass_scale: wp.array[wp.float32],
-    friction_scale: wp.array[wp.float32],
-    shape_scale: wp.array[wp.vec3],
-    nominal_mu: wp.array[wp.float32],
-    nominal_mass: wp.array[wp.float32],
-    nominal_inertia: wp.array[wp.mat33],
-    shape_material_mu: wp.array[wp.float32],
-    body_mass: wp.array[wp.float32],
-    body_inv_mass: wp.array[wp.float32],
-    body_inertia: wp.array[wp.mat33],
-    body_inv_inertia: wp.array[wp.mat33],
-):
+def write_cube(c: CubeModel, w: int, edge: float, mass: float, mu: float):
     """World ``w``'s cube of ``edge`` [m], ``mass`` [kg] and friction ``mu``: the box's half extents, the solid
-    cube's mass and inertia (m a^2 / 6 about each axis) and friction, times the world's scales
-    (:class:`steel_envs.components.randomization.Randomizer`, whose nominal values they become)."""
+    cube's mass and inertia (m a^2 / 6 about each axis) and friction, times the world's scales (the randomizer's
+    nominal values they become)."""
+    shape = c.cube_shape[w]
+    body = c.body_world_start[w] + c.cube_body
     half = 0.5 * edge
-    shape_scale[shape] = wp.vec3(half, half, half)
-    nominal_mu[shape] = mu
-    shape_material_mu[shape] = mu * friction_scale[w]
+    c.shape_scale[shape] = wp.vec3(half, half, half)
+    c.nominal_mu[shape] = mu
+    c.shape_material_mu[shape] = mu * c.friction_scale[w]
     inertia = wp.identity(3, dtype=wp.float32) * (mass * edge * edge / 6.0)
-    nominal_mass[body] = mass
-    nominal_inertia[body] = inertia
-    m = mass * mass_scale[w]
-    body_mass[body] = m
-    body_inv_mass[body] = 1.0 / m
-    body_inertia[body] = inertia * mass_scale[w]
-    body_inv_inertia[body] = wp.inverse(inertia * mass_scale[w])
+    c.nominal_mass[body] = mass
+    c.nominal_inertia[body] = inertia
+    m = mass * c.mass_scale[w]
+    c.body_mass[body] = m
+    c.body_inv_mass[body] = 1.0 / m
+    c.body_inertia[body] = inertia * c.mass_scale[w]
+    c.body_inv_inertia[body] = wp.inverse(inertia * c.mass_scale[w])
 
 
 @wp.func
@@ -82,21 +89,21 @@ def face_down_rotation(face: int, yaw: float) -> wp.quat:
     return wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), yaw) * tilt
 
 
-def cube_model_arrays(env: Any) -> list[wp.array]:
-    """The arrays :func:`write_cube` writes, in its order from ``shape_scale`` on, of ``env`` (a
-    :class:`steel_envs.NewtonVectorEnv`): the model's and the randomizer's nominal values."""
+def cube_model(env: Any, cube_body: int) -> CubeModel:
+    """The :class:`CubeModel` of ``env`` (a :class:`steel_envs.NewtonVectorEnv` whose worlds each hold one shape
+    labelled ``cube``, on world-local body ``cube_body``)."""
     m, r = env.model, env.randomizer
-    return [
-        m.shape_scale,
-        r.nominal["mu"],
-        r.nominal["mass"],
-        r.nominal["inertia"],
-        m.shape_material_mu,
-        m.body_mass,
-        m.body_inv_mass,
-        m.body_inertia,
-        m.body_inv_inertia,
-    ]
+    shapes = [k for k, label in enumerate(m.shape_label) if label.rsplit("/", 1)[-1] == "cube"]
+    c = CubeModel()
+    c.cube_shape = wp.array(shapes, dtype=wp.int32, device=env.wp_device)
+    c.cube_body = cube_body
+    c.body_world_start = m.body_world_start
+    c.mass_scale, c.friction_scale = r.mass_scale, r.friction_scale
+    c.shape_scale, c.shape_material_mu = m.shape_scale, m.shape_material_mu
+    c.nominal_mu, c.nominal_mass, c.nominal_inertia = r.nominal["mu"], r.nominal["mass"], r.nominal["inertia"]
+    c.body_mass, c.body_inv_mass = m.body_mass, m.body_inv_mass
+    c.body_inertia, c.body_inv_inertia = m.body_inertia, m.body_inv_inertia
+    return c
 
 
 def cubes_written(env: Any, world_mask: wp.array) -> None:
