@@ -114,8 +114,9 @@ def test_each_world_draws_its_cube_on_a_face_above_the_palm_and_it_settles_there
 
 
 def test_a_met_goal_is_counted_and_replaced_every_step() -> None:
-    """With a tolerance of pi every orientation meets its goal: each step pays the bonus, draws a new uniform goal
-    (a unit quaternion, different from the last) and the episode's ``consecutive_successes`` is its length."""
+    """With a tolerance of pi every orientation of a held cube meets its goal: each step pays the bonus, draws a new
+    uniform goal (a unit quaternion, different from the last) and the episode's ``consecutive_successes`` is its
+    length."""
     env = make(ALLEGRO_ID, 2, seed=2, success_tolerance=math.pi, max_episode_steps=6)
     layout = env.observation_layout
     obs = env.reset(seed=2)[0]
@@ -154,6 +155,23 @@ def test_z_rotation_goals_turn_about_the_vertical() -> None:
     env.close()
 
 
+def test_a_cube_away_from_the_hand_meets_no_goal() -> None:
+    """A cube 6 cm above where it was placed (beyond ``hold_distance``, 5 cm; a toss) meets no goal even at a
+    tolerance of pi, and pays no bonus."""
+    env = make(ALLEGRO_ID, 2, seed=6, success_tolerance=math.pi, graph_capture=False)
+    env.reset(seed=6)
+    q = env.state_0.joint_q.numpy().reshape(2, -1)
+    q[0, 18] += 0.06  # the cube's free joint z [m]
+    env.state_0.joint_q.assign(q.reshape(-1))
+    body_q = env.state_0.body_q.numpy().reshape(2, -1, 7)
+    body_q[0, CUBE, 2] += 0.06
+    env.state_0.body_q.assign(body_q.reshape(-1, 7))
+    _, _, _, _, info = env.step(torch.zeros(2, 16))
+    np.testing.assert_array_equal(info["success"].numpy(), [False, True])
+    np.testing.assert_array_equal(info["reward_success_bonus"].numpy(), [0.0, env.config.success_weight])
+    env.close()
+
+
 def test_a_cube_off_the_hand_ends_the_episode_as_dropped() -> None:
     """A cube moved 0.3 m from its resting point (beyond ``fall_distance``, 0.24 m) terminates its world's episode
     with ``dropped`` and counts one drop; the other world goes on."""
@@ -181,6 +199,8 @@ def test_a_cube_off_the_hand_ends_the_episode_as_dropped() -> None:
         ({"cube_mass": (0.2, 0.1)}, "cube_mass: expected \\(low, high\\)"),
         ({"target": "z_rotation", "success_tolerance": 1.0}, "success_tolerance: expected below z_rotation_step"),
         ({"fall_distance": 0.0}, "fall_distance"),
+        ({"target": "z_rotation", "z_rotation_step": 0.0}, "z_rotation_step"),
+        ({"success_tolerance": 4.0}, "success_tolerance"),
     ],
 )
 def test_a_bad_setting_is_one_line(kwargs: dict, message: str) -> None:
