@@ -57,7 +57,6 @@ CUBE_BODY = 21
 _CUBE = wp.constant(CUBE_BODY)
 _CUBE_COORD = wp.constant(HAND_JOINTS)
 """World-local index of the cube's first coordinate (its free joint after the hand's 16)."""
-_CUBE_DOF = wp.constant(HAND_JOINTS)
 _MAX_HALF = 0.035
 """The largest cube half-edge ``cube_size`` may ask [m]: the collision box is built at this size and scaled down per
 world."""
