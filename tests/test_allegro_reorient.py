@@ -30,6 +30,17 @@ def _urdf_limits() -> np.ndarray:
     return np.array([[float(joints[n].find("limit").get(k)) for k in ("lower", "upper")] for n in ALLEGRO.joints])
 
 
+def _move_cube(env, w: int, axis: int, distance: float) -> None:
+    """Move world ``w``'s cube by ``distance`` [m] along world ``axis`` (its free joint's coordinate and its body)."""
+    n = env.num_envs
+    q = env.state_0.joint_q.numpy().reshape(n, -1)
+    q[w, 16 + axis] += distance  # the cube's free joint follows the hand's 16 coordinates
+    env.state_0.joint_q.assign(q.reshape(-1))
+    body_q = env.state_0.body_q.numpy().reshape(n, -1, 7)
+    body_q[w, CUBE, axis] += distance
+    env.state_0.body_q.assign(body_q.reshape(-1, 7))
+
+
 def _angle(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Rotation angle [rad] between quaternions (x, y, z, w) a and b, per row."""
     return (Rotation.from_quat(a) * Rotation.from_quat(b).inv()).magnitude()
@@ -160,12 +171,7 @@ def test_a_cube_away_from_the_hand_meets_no_goal() -> None:
     tolerance of pi, and pays no bonus."""
     env = make(ALLEGRO_ID, 2, seed=6, success_tolerance=math.pi, graph_capture=False)
     env.reset(seed=6)
-    q = env.state_0.joint_q.numpy().reshape(2, -1)
-    q[0, 18] += 0.06  # the cube's free joint z [m]
-    env.state_0.joint_q.assign(q.reshape(-1))
-    body_q = env.state_0.body_q.numpy().reshape(2, -1, 7)
-    body_q[0, CUBE, 2] += 0.06
-    env.state_0.body_q.assign(body_q.reshape(-1, 7))
+    _move_cube(env, 0, axis=2, distance=0.06)
     _, _, _, _, info = env.step(torch.zeros(2, 16))
     np.testing.assert_array_equal(info["success"].numpy(), [False, True])
     np.testing.assert_array_equal(info["reward_success_bonus"].numpy(), [0.0, env.config.success_weight])
@@ -177,12 +183,7 @@ def test_a_cube_off_the_hand_ends_the_episode_as_dropped() -> None:
     with ``dropped`` and counts one drop; the other world goes on."""
     env = make(ALLEGRO_ID, 2, seed=4, autoreset_mode="Disabled")
     env.reset(seed=4)
-    q = env.state_0.joint_q.numpy().reshape(2, -1)
-    q[0, 16] += 0.3  # the cube's free joint x [m]
-    env.state_0.joint_q.assign(q.reshape(-1))
-    body_q = env.state_0.body_q.numpy().reshape(2, -1, 7)
-    body_q[0, CUBE, 0] += 0.3
-    env.state_0.body_q.assign(body_q.reshape(-1, 7))
+    _move_cube(env, 0, axis=0, distance=0.3)
     _, _, terminated, truncated, info = env.step(torch.zeros(2, 16))
     np.testing.assert_array_equal(terminated.numpy(), [True, False])
     np.testing.assert_array_equal(info["dropped"].numpy(), [True, False])
