@@ -16,7 +16,7 @@ import newton
 import numpy as np
 import warp as wp
 
-from steel_envs.assets import ALLEGRO
+from steel_envs.assets import ALLEGRO, exclude_link_pairs, link_shapes
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.spec import InitialStateSpec
 from steel_envs.vector_env import SteelVectorEnv
@@ -124,14 +124,7 @@ class AllegroScene(SteelVectorEnv):
             xform=wp.transform(wp.vec3(*PALM_POSITION), wp.quat(*PALM_ROTATION)),
             enable_self_collisions=True,
         )
-        names = {builder.body_label[b].rsplit("/", 1)[-1]: b for b in range(bodies, builder.body_count)}
-        by_body: dict[int, list[int]] = {}
-        for s in range(shapes, builder.shape_count):
-            by_body.setdefault(builder.shape_body[s], []).append(s)
-        for a, b in _NO_COLLISIONS:
-            builder.shape_collision_filter_pairs.extend(
-                (sa, sb) for sa in by_body[names[a]] for sb in by_body[names[b]]
-            )
+        exclude_link_pairs(builder, link_shapes(builder, bodies, shapes), _NO_COLLISIONS)
 
     def initial_state(self) -> InitialStateSpec:
         """The home pose, at rest."""

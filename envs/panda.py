@@ -16,7 +16,7 @@ import newton
 import numpy as np
 import warp as wp
 
-from steel_envs.assets import PANDA
+from steel_envs.assets import PANDA, exclude_link_pairs, link_shapes
 from steel_envs.ranges import at_least, between, declare, positive
 from steel_envs.solver_options import SteelSolverOptions
 from steel_envs.spec import InitialStateSpec, ObservationBlock, TaskConfig
@@ -307,16 +307,10 @@ class PandaScene(SteelVectorEnv):
         shapes, bodies = builder.shape_count, builder.body_count
         builder.rigid_gap = self.contact_gap
         PANDA.add_to(builder, enable_self_collisions=True)
-        names = {builder.body_label[b].rsplit("/", 1)[-1]: b for b in range(bodies, builder.body_count)}
-        by_body: dict[int, list[int]] = {}
-        for s in range(shapes, builder.shape_count):
-            by_body.setdefault(builder.shape_body[s], []).append(s)
-            if builder.shape_body[s] == names["link0"]:
-                builder.shape_flags[s] &= ~int(newton.ShapeFlags.COLLIDE_SHAPES)
-        for a, b in _NO_COLLISIONS:
-            builder.shape_collision_filter_pairs.extend(
-                (sa, sb) for sa in by_body[names[a]] for sb in by_body[names[b]]
-            )
+        links = link_shapes(builder, bodies, shapes)
+        for s in links["link0"]:
+            builder.shape_flags[s] &= ~int(newton.ShapeFlags.COLLIDE_SHAPES)
+        exclude_link_pairs(builder, links, _NO_COLLISIONS)
 
     def build_shared(self, builder: newton.ModelBuilder) -> None:
         """Narrow the ground plane's contact gap to ``contact_gap``, as the arm's."""

@@ -28,7 +28,19 @@ import numpy as np
 if TYPE_CHECKING:
     import newton
 
-__all__ = ["ALLEGRO", "ASSET_ROOT", "G1", "GO1", "PANDA", "ROBOTS", "ArmModel", "RobotModel", "per_joint"]
+__all__ = [
+    "ALLEGRO",
+    "ASSET_ROOT",
+    "G1",
+    "GO1",
+    "PANDA",
+    "ROBOTS",
+    "ArmModel",
+    "RobotModel",
+    "exclude_link_pairs",
+    "link_shapes",
+    "per_joint",
+]
 
 ASSET_ROOT = Path(__file__).parent
 """Folder of the vendored models, one sub-folder per robot."""
@@ -90,6 +102,24 @@ def _set_position_drives(
         builder.joint_effort_limit[dof] = float(effort_limit[i])
         builder.joint_velocity_limit[dof] = float(velocity_limit[i])
         builder.joint_target_q[coord] = builder.joint_q[coord] = float(pose[i])
+
+
+def link_shapes(builder: newton.ModelBuilder, body_start: int, shape_start: int) -> dict[str, list[int]]:
+    """Link name (the body label's last part) -> its shape indices, for the bodies of ``builder`` from
+    ``body_start`` on and their shapes from ``shape_start`` on (a model just added)."""
+    names = {b: builder.body_label[b].rsplit("/", 1)[-1] for b in range(body_start, builder.body_count)}
+    links: dict[str, list[int]] = {name: [] for name in names.values()}
+    for s in range(shape_start, builder.shape_count):
+        if builder.shape_body[s] in names:
+            links[names[builder.shape_body[s]]].append(s)
+    return links
+
+
+def exclude_link_pairs(builder: newton.ModelBuilder, links: dict[str, list[int]], pairs) -> None:
+    """Keep every shape of link a out of collisions with every shape of link b, for each (a, b) of ``pairs``
+    (``links`` from :func:`link_shapes`)."""
+    for a, b in pairs:
+        builder.shape_collision_filter_pairs.extend((sa, sb) for sa in links[a] for sb in links[b])
 
 
 def per_joint(joints: tuple[str, ...], rules: dict[str, object], default: object = None) -> list:
