@@ -97,6 +97,10 @@ class Renderer:
         if len(ground):
             self.sensor.assign_checkerboard_material(shape_indices=ground)
         self.sensor.default_render_config.enable_textures = True
+        if model.particle_count:
+            # A cloth is a sheet seen from both sides (a hanging one turns its back to the camera); a closed soft
+            # body's back faces are hidden by its front ones either way.
+            self.sensor.default_render_config.enable_backface_culling = False
         self.sensor.default_clear_data = SensorCamera.ClearData(clear_color=0xFFB0A090)
         self.rays = SensorCamera.compute_camera_rays_pinhole(width, height, camera_fov=fov, device=device)
         self.transforms = wp.empty(num_worlds, dtype=wp.transformf, device=device)

@@ -19,7 +19,7 @@ from conftest import TASK_IDS, make
 from warp._src import context as wp_context
 
 FLOATING_BASE = {"steel_envs/AntRun-v0", "steel_envs/HumanoidRun-v0", "steel_envs/QuadrupedVelocity-v0"}
-VBD = {"steel_envs/ClothFold-v0", "steel_envs/SoftPush-v0"}
+VBD = {"steel_envs/ClothFold-v0", "steel_envs/SoftPush-v0", "steel_envs/PandaClothLift-v0"}
 
 
 def features(env_id: str, variant: int) -> dict:

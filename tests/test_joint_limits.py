@@ -229,8 +229,17 @@ def _declares_limits(env_id: str) -> bool:
         env.close()
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("env_id", MATRIX_IDS)
+# PandaClothLift's steps are costly (SolverVBD, 8 physics steps): its arm is probed by the saturating families,
+# which drive it hardest into its limits and the table.
+_PROBES = [
+    (env_id, family)
+    for env_id in MATRIX_IDS
+    for family in FAMILIES
+    if family != "random" or env_id != "steel_envs/PandaClothLift-v0"
+]
+
+
+@pytest.mark.parametrize(("env_id", "family"), _PROBES, ids=[f"{env_id}-{family}" for env_id, family in _PROBES])
 def test_declared_limits_hold(env_id: str, family: str) -> None:
     if not _declares_limits(env_id):
         # ClothFold has no joints; the cart-poles' and the pendulum's joints keep the builder's unlimited bounds.

@@ -72,8 +72,18 @@ _SHORT = {
 }
 
 
-@pytest.mark.parametrize("env_id", MATRIX_IDS)
-@pytest.mark.parametrize("how", ["explicit", "masked", "SameStep", "NextStep"])
+# A step of PandaClothLift (the arm and the cloth on SolverVBD, 8 physics steps) costs some 30 of the other IDs': its
+# reset is checked by an explicit one, the four kinds' own mechanics by every other ID (ClothFold's and SoftPush's
+# on SolverVBD).
+_RESETS = [
+    (env_id, how)
+    for how in ("explicit", "masked", "SameStep", "NextStep")
+    for env_id in MATRIX_IDS
+    if how == "explicit" or env_id != "steel_envs/PandaClothLift-v0"
+]
+
+
+@pytest.mark.parametrize(("env_id", "how"), _RESETS, ids=[f"{how}-{env_id}" for env_id, how in _RESETS])
 def test_first_observation_after_a_reset_equals_a_fresh_world(env_id, how):
     """After any kind of reset, a world's observation (contact wrenches included) and its whole future
     under the same actions equal those of a freshly built env set to the same state: no kinematics,
