@@ -24,7 +24,7 @@ from steel_envs.tasks.terms import legged
 from steel_envs import kernels
 from steel_envs.assets import PANDA
 from steel_envs.benchmark import scripted_success
-from steel_envs.ranges import any_value, at_least, declare, positive
+from steel_envs.ranges import any_value, at_least, between, declare, positive
 from steel_envs.registration import register_task
 from steel_envs.spec import EpisodeMetric, ObservationBlock, RewardTerm, term
 from steel_envs.torch_views import to_torch
@@ -52,8 +52,10 @@ class PandaClothLiftConfig(PandaClothSceneConfig):
     """Range of the cloth centre's x at reset [m]."""
     cloth_y: tuple[float, float] = (-0.15, 0.15)
     """Range of the cloth centre's y at reset [m]."""
-    cloth_yaw: float = math.pi
-    """The cloth is turned about its centre by U(-a, a) about z at reset [rad]: the grasped corner can face any way."""
+    cloth_yaw: tuple[float, float] = (-0.75 * math.pi, 0.25 * math.pi)
+    """Range of the cloth's turn about its centre at reset [rad]. Built, the grasped corner points along -135 deg from
+    the centre; over this range it points anywhere in the half facing the arm (90 to 270 deg). Facing away, it lay
+    up to 0.68 m from the base, where the hand pointing down did not reach the table (3 of 16 scripted grasps)."""
     lift_height: float = 0.15
     """Height of the grasped corner's centre above the table that counts as lifted [m]."""
     clearance: float = 0.02
@@ -74,7 +76,7 @@ class PandaClothLiftConfig(PandaClothSceneConfig):
     field_ranges = declare(
         cloth_x=any_value("a (low, high) coordinate range [m]"),
         cloth_y=any_value("a (low, high) coordinate range [m]"),
-        cloth_yaw=at_least(0.0, "a rotation bound [rad]"),
+        cloth_yaw=between(-2.0 * math.pi, 2.0 * math.pi, "a (low, high) rotation range [rad]"),
         lift_height=positive("a height [m]"),
         clearance=positive("a height [m]"),
         hold_steps=at_least(1, "a step count", integer=True),
@@ -87,7 +89,7 @@ class PandaClothLiftConfig(PandaClothSceneConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.require_intervals("cloth_x", "cloth_y")
+        self.require_intervals("cloth_x", "cloth_y", "cloth_yaw")
         # The cloth must start clear of the arm's base (link0's 0.11 m footprint) and within its reach.
         far = math.hypot(max(abs(v) for v in self.cloth_x), max(abs(v) for v in self.cloth_y))
         near = min(self.cloth_x[0], 1.0)
@@ -260,7 +262,8 @@ class PandaClothLiftEnv(PandaClothScene):
 
     ## The cloth
     0.2 m square, 8 x 8 cells (81 particles, radius 5 mm), 0.02 kg, lying flat on the table, its centre at x
-    U(0.45, 0.6) m, y U(-0.15, 0.15) m, turned about it by U(-pi, pi) (``cloth_x``, ``cloth_y``, ``cloth_yaw``),
+    U(0.45, 0.6) m, y U(-0.15, 0.15) m, turned about it by U(-3 pi/4, pi/4) so that the grasped corner faces the
+    arm's half (``cloth_x``, ``cloth_y``, ``cloth_yaw``),
     drawn at every reset from the env's seed.
 
     ## Starting state
@@ -311,7 +314,9 @@ class PandaClothLiftEnv(PandaClothScene):
         critic_hidden_dims=(256, 128, 64),
     )
     """PPO settings of ``steel-envs train`` (PandaLiftCube-v0's networks)."""
-    benchmark = scripted_success("deformable", "PandaClothLift-v0")
+    # Measured before a reference report exists: `steel-envs evaluate steel_envs/PandaClothLift-v0 --policy random
+    # --policy steel_envs.tasks.panda_cloth_lift:scripted_policy --episodes 100 --num-envs 100`: 0 % and 91 %.
+    benchmark = scripted_success("deformable", "PandaClothLift-v0", random_score=0.0, expert_score=0.91)
 
     def _setup_task(self) -> None:
         s, n, m = PandaClothLiftState(), self.num_envs, self.model
@@ -345,8 +350,8 @@ class PandaClothLiftEnv(PandaClothScene):
             _draw_cloth,
             inputs=[
                 world_mask,
-                wp.vec3(c.cloth_x[0], c.cloth_y[0], -c.cloth_yaw),
-                wp.vec3(c.cloth_x[1], c.cloth_y[1], c.cloth_yaw),
+                wp.vec3(c.cloth_x[0], c.cloth_y[0], c.cloth_yaw[0]),
+                wp.vec3(c.cloth_x[1], c.cloth_y[1], c.cloth_yaw[1]),
                 s.particle_world_start,
                 self.model.particle_q,
             ],
@@ -415,7 +420,7 @@ def scripted_policy(obs):
     above = np.c_[grip, np.full(len(o), 0.1)]
     down = np.c_[grip, np.full(len(o), _GRIP_HEIGHT)]
     target = np.where(over[:, None], down, np.where(low[:, None], np.c_[tcp[:, :2], above[:, 2]], above))
-    gripping = closed & (np.linalg.norm(corner - tcp, axis=1) < 0.02)
+    gripping = closed & (np.linalg.norm(corner - tcp, axis=1) < 0.03)
     # Lifting: towards a point above the table's front, a few cm ahead of the measured tool centre point (its
     # targets lead it against the arm's sag under SolverVBD's compliant drives), the hand keeping its measured turn.
     to_show = _SHOW - tcp
