@@ -229,13 +229,13 @@ def _declares_limits(env_id: str) -> bool:
         env.close()
 
 
-# PandaClothLift's steps are costly (SolverVBD, 8 physics steps): its arm is probed by the saturating families,
-# which drive it hardest into its limits and the table.
+# PandaClothLift's steps are costly (SolverVBD, 8 physics steps): its arm is probed by the saturated constants,
+# which press it hardest into its limits and the table (the family that found its limit springs giving 0.021 rad).
 _PROBES = [
     (env_id, family)
     for env_id in MATRIX_IDS
     for family in FAMILIES
-    if family != "random" or env_id != "steel_envs/PandaClothLift-v0"
+    if family == "constant" or env_id != "steel_envs/PandaClothLift-v0"
 ]
 
 
