@@ -22,7 +22,7 @@ from steel_envs.solver_options import VBDSolverOptions
 from steel_envs.spec import InitialStateSpec, TaskConfig
 from steel_envs.vbd_env import VBDVectorEnv, no_joints
 
-__all__ = ["ClothScene", "ClothSceneConfig"]
+__all__ = ["ClothScene", "ClothSceneConfig", "add_towel"]
 
 
 _CHECKED = "outside this range the scene's physics is unchecked"
@@ -79,6 +79,30 @@ class ClothSceneConfig(TaskConfig):
 
 PARTICLE_RADIUS = 0.005
 """Particle radius of the cloth [m]: its contact thickness against the ground."""
+
+
+def add_towel(builder: newton.ModelBuilder, corner: tuple[float, float, float], cells: int, size: float, mass: float):
+    """Add a flat square towel to ``builder``: ``cells`` x ``cells`` cells of side ``size`` [m] from its (-x, -y)
+    ``corner`` [m], total ``mass`` [kg] spread evenly over the particles; membrane ``tri_ke = tri_ka = 1e3``,
+    ``tri_kd = 1e-5``, bending ``edge_ke = 1e-3`` (a soft towel that folds over under its weight), particle radius
+    :data:`PARTICLE_RADIUS`."""
+    cell = size / cells
+    builder.add_cloth_grid(
+        pos=wp.vec3(*corner),
+        rot=wp.quat_identity(),
+        vel=wp.vec3(0.0, 0.0, 0.0),
+        dim_x=cells,
+        dim_y=cells,
+        cell_x=cell,
+        cell_y=cell,
+        mass=mass / (cells + 1) ** 2,
+        tri_ke=1.0e3,
+        tri_ka=1.0e3,
+        tri_kd=1.0e-5,
+        edge_ke=1.0e-3,
+        edge_kd=0.0,
+        particle_radius=PARTICLE_RADIUS,
+    )
 
 
 @wp.kernel(enable_backward=False)
@@ -192,23 +216,13 @@ class ClothScene(VBDVectorEnv):
         centres at the particle radius)."""
         c = self.config
         n = int(c.cloth_cells)
-        cell = float(c.cloth_size) / n
         first = len(builder.particle_q)
-        builder.add_cloth_grid(
-            pos=wp.vec3(-0.5 * c.cloth_size, -0.5 * c.cloth_size, PARTICLE_RADIUS + c.cloth_drop_height),
-            rot=wp.quat_identity(),
-            vel=wp.vec3(0.0, 0.0, 0.0),
-            dim_x=n,
-            dim_y=n,
-            cell_x=cell,
-            cell_y=cell,
-            mass=float(c.cloth_mass) / (n + 1) ** 2,
-            tri_ke=1.0e3,
-            tri_ka=1.0e3,
-            tri_kd=1.0e-5,
-            edge_ke=1.0e-3,
-            edge_kd=0.0,
-            particle_radius=PARTICLE_RADIUS,
+        add_towel(
+            builder,
+            (-0.5 * c.cloth_size, -0.5 * c.cloth_size, PARTICLE_RADIUS + c.cloth_drop_height),
+            n,
+            float(c.cloth_size),
+            float(c.cloth_mass),
         )
         for k in self.grasped_corners:
             builder.particle_flags[first + k] &= ~int(newton.ParticleFlags.ACTIVE)

@@ -17,6 +17,7 @@ import newton
 import numpy as np
 import warp as wp
 from newton.solvers import SolverVBD
+from steel_envs.envs.cloth import PARTICLE_RADIUS, add_towel
 from steel_envs.envs.panda import _NO_COLLISIONS, ARM_JOINTS, ARM_LOWER, ARM_UPPER
 
 from steel_envs.assets import PANDA, exclude_link_pairs, link_shapes
@@ -39,8 +40,6 @@ __all__ = [
 
 CLOTH_CELLS = 8
 """Cells per side of the cloth grid; (CLOTH_CELLS + 1)^2 = 81 particles."""
-PARTICLE_RADIUS = 0.005
-"""Particle radius of the cloth [m]: its contact thickness against the table and the fingers."""
 FINGER_OPEN = 0.04
 """Each finger's slide target of an open gripper [m]; closed: 0."""
 FINGER_STIFFNESS, FINGER_DAMPING = 2.0e4, 1.0e3
@@ -205,24 +204,8 @@ class PandaClothScene(VBDVectorEnv):
             builder.joint_effort_limit[d] = unlimited.effort_limit
             builder.joint_velocity_limit[d] = unlimited.velocity_limit
         c = self.config
-        n = CLOTH_CELLS
-        cell = float(c.cloth_size) / n
-        builder.add_cloth_grid(
-            pos=wp.vec3(0.5 - 0.5 * c.cloth_size, -0.5 * c.cloth_size, PARTICLE_RADIUS),
-            rot=wp.quat_identity(),
-            vel=wp.vec3(0.0, 0.0, 0.0),
-            dim_x=n,
-            dim_y=n,
-            cell_x=cell,
-            cell_y=cell,
-            mass=float(c.cloth_mass) / (n + 1) ** 2,
-            tri_ke=1.0e3,
-            tri_ka=1.0e3,
-            tri_kd=1.0e-5,
-            edge_ke=1.0e-3,
-            edge_kd=0.0,
-            particle_radius=PARTICLE_RADIUS,
-        )
+        corner = (0.5 - 0.5 * c.cloth_size, -0.5 * c.cloth_size, PARTICLE_RADIUS)
+        add_towel(builder, corner, CLOTH_CELLS, float(c.cloth_size), float(c.cloth_mass))
 
     def initial_state(self) -> InitialStateSpec:
         """The home pose, ``joint_noise`` on the arm joints, at rest."""
