@@ -32,7 +32,6 @@ __all__ = [
     "LIMIT_DAMPING",
     "LIMIT_MARGIN",
     "LIMIT_STIFFNESS",
-    "PARTICLE_RADIUS",
     "PandaClothScene",
     "PandaClothSceneConfig",
     "target_to_action",

@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 import warp as wp
+from steel_envs.envs.cloth import PARTICLE_RADIUS
 from steel_envs.envs.panda import HAND_BODY
 from steel_envs.envs.panda_cloth import (
     CLOTH_CELLS,
     FINGER_OPEN,
-    PARTICLE_RADIUS,
     PandaClothScene,
     PandaClothSceneConfig,
 )
