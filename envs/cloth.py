@@ -22,7 +22,7 @@ from steel_envs.solver_options import VBDSolverOptions
 from steel_envs.spec import InitialStateSpec, TaskConfig
 from steel_envs.vbd_env import VBDVectorEnv, no_joints
 
-__all__ = ["ClothScene", "ClothSceneConfig", "add_towel"]
+__all__ = ["ClothScene", "ClothSceneConfig", "add_towel", "solver_with_own_pipeline"]
 
 
 _CHECKED = "outside this range the scene's physics is unchecked"
@@ -103,6 +103,14 @@ def add_towel(builder: newton.ModelBuilder, corner: tuple[float, float, float], 
         edge_kd=0.0,
         particle_radius=PARTICLE_RADIUS,
     )
+
+
+def solver_with_own_pipeline(env: VBDVectorEnv) -> SolverVBD:
+    """SolverVBD for ``env`` with a collision pipeline of its own (``soft_contact_gap`` from the env), which
+    ``rigid_soft_enable_dat`` requires: the solver detects its contacts itself every physics step, so the env runs
+    none (``enable_collisions = False``)."""
+    pipeline = newton.CollisionPipeline(env.model, soft_contact_gap=float(env.soft_contact_gap))
+    return SolverVBD(env.model, collision_pipeline=pipeline, **env.solver_options.as_kwargs())
 
 
 @wp.kernel(enable_backward=False)
@@ -235,8 +243,7 @@ class ClothScene(VBDVectorEnv):
         """SolverVBD with its own collision pipeline, which ``rigid_soft_enable_dat`` requires: the solver detects
         particle-ground contacts itself (before and right after its initialization, every physics step) into
         its own buffer, so the env runs no pipeline (``enable_collisions = False``) and steps with no contacts."""
-        pipeline = newton.CollisionPipeline(self.model, soft_contact_gap=float(self.soft_contact_gap))
-        return SolverVBD(self.model, collision_pipeline=pipeline, **self.solver_options.as_kwargs())
+        return solver_with_own_pipeline(self)
 
     def _setup_scene(self) -> None:
         self._corners = wp.array(np.asarray(self.grasped_corners, np.int32), dtype=wp.int32)

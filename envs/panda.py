@@ -33,6 +33,7 @@ __all__ = [
     "PandaScene",
     "PandaSceneConfig",
     "action_to_target",
+    "home_start",
     "rotation_angle",
     "target_to_action",
 ]
@@ -215,6 +216,19 @@ class HandIK:
         self.solver.step(self.q, self.q, iterations=self.iterations)
 
 
+def home_start(joint_noise: float) -> InitialStateSpec:
+    """The Panda's initial state: its home pose (:data:`steel_envs.assets.PANDA`), U(-joint_noise, joint_noise) [rad]
+    on each arm joint, the fingers at home, at rest."""
+    noise = np.zeros(len(PANDA.joints))
+    noise[:ARM_JOINTS] = joint_noise
+    return InitialStateSpec(
+        default_q=PANDA.home.astype(np.float64),
+        default_qd=np.zeros(len(PANDA.joints)),
+        q_noise=noise,
+        qd_noise=np.zeros(len(PANDA.joints)),
+    )
+
+
 def action_to_target(actions: np.ndarray) -> np.ndarray:
     """The joint targets [rad] of actions (..., 7) in [-1, 1], as the scene sets them (numpy, for scripts)."""
     home, lower, upper = PANDA.home[:ARM_JOINTS], ARM_LOWER, ARM_UPPER
@@ -320,14 +334,7 @@ class PandaScene(SteelVectorEnv):
 
     def initial_state(self) -> InitialStateSpec:
         """The home pose, ``joint_noise`` on the arm joints, at rest."""
-        noise = np.zeros(len(PANDA.joints))
-        noise[:ARM_JOINTS] = self.config.joint_noise
-        return InitialStateSpec(
-            default_q=PANDA.home.astype(np.float64),
-            default_qd=np.zeros(len(PANDA.joints)),
-            q_noise=noise,
-            qd_noise=np.zeros(len(PANDA.joints)),
-        )
+        return home_start(self.config.joint_noise)
 
     def observation_blocks(self) -> tuple[ObservationBlock, ...]:
         """The task's :attr:`observations`, its previous actions' block (``actions``) as wide as the action mode's

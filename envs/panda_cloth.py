@@ -17,8 +17,8 @@ import newton
 import numpy as np
 import warp as wp
 from newton.solvers import SolverVBD
-from steel_envs.envs.cloth import PARTICLE_RADIUS, add_towel
-from steel_envs.envs.panda import _NO_COLLISIONS, ARM_JOINTS, ARM_LOWER, ARM_UPPER
+from steel_envs.envs.cloth import PARTICLE_RADIUS, add_towel, solver_with_own_pipeline
+from steel_envs.envs.panda import _NO_COLLISIONS, ARM_JOINTS, ARM_LOWER, ARM_UPPER, home_start
 
 from steel_envs.assets import PANDA, exclude_link_pairs, link_shapes
 from steel_envs.ranges import between, declare
@@ -208,19 +208,11 @@ class PandaClothScene(VBDVectorEnv):
 
     def initial_state(self) -> InitialStateSpec:
         """The home pose, ``joint_noise`` on the arm joints, at rest."""
-        noise = np.zeros(len(PANDA.joints))
-        noise[:ARM_JOINTS] = self.config.joint_noise
-        return InitialStateSpec(
-            default_q=PANDA.home.astype(np.float64),
-            default_qd=np.zeros(len(PANDA.joints)),
-            q_noise=noise,
-            qd_noise=np.zeros(len(PANDA.joints)),
-        )
+        return home_start(self.config.joint_noise)
 
     def _make_solver(self) -> SolverVBD:
         """SolverVBD with its own collision pipeline, which ``rigid_soft_enable_dat`` requires (as ClothFold-v0)."""
-        pipeline = newton.CollisionPipeline(self.model, soft_contact_gap=float(self.soft_contact_gap))
-        return SolverVBD(self.model, collision_pipeline=pipeline, **self.solver_options.as_kwargs())
+        return solver_with_own_pipeline(self)
 
     def _setup_scene(self) -> None:
         device = self.wp_device

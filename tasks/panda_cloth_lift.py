@@ -382,9 +382,14 @@ def _grip_quaternion(corner: np.ndarray, centre: np.ndarray) -> np.ndarray:
     # be perpendicular to the diagonal d, i.e. along d turned by 90 degrees.
     # psi and psi + pi close along the same line: take the one in [0, pi), within pi/2 of the home pose's yaw (pi/2).
     psi = np.mod(np.arctan2(d[:, 1], d[:, 0]), np.pi)
-    half = 0.5 * psi
-    # Down (pi about x), then yaw psi about the world's z: q = q_z(psi) * q_x(pi).
-    return np.stack([np.cos(half), np.sin(half), np.zeros_like(half), np.zeros_like(half)], axis=1)
+    return _pointing_down(0.5 * psi)
+
+
+def _pointing_down(half_yaw: np.ndarray) -> np.ndarray:
+    """Quaternions (N, 4) (x, y, z, w) of a hand pointing down at yaw ``2 half_yaw`` [rad]: down (pi about x), then
+    the yaw about the world's z, q = q_z(psi) * q_x(pi) = (cos psi/2, sin psi/2, 0, 0)."""
+    zero = np.zeros_like(half_yaw)
+    return np.stack([np.cos(half_yaw), np.sin(half_yaw), zero, zero], axis=1)
 
 
 def scripted_policy(obs):
@@ -428,10 +433,9 @@ def scripted_policy(obs):
     lift = tcp + lead * to_show / np.maximum(np.linalg.norm(to_show, axis=1, keepdims=True), 1e-9)
     target = np.where(gripping[:, None], lift, target)
     close = gripping | (over & (np.abs(tcp[:, 2] - _GRIP_HEIGHT) < 0.004))
-    # A hand pointing down at yaw psi is (cos psi/2, sin psi/2, 0, 0): the measured hand's yaw, read so, is kept.
+    # The measured hand's yaw is kept, read as a hand pointing down's (_pointing_down).
     hand = _tool_frames(q)[1]
-    held = 0.5 * (2.0 * np.arctan2(hand[:, 1], hand[:, 0]))
-    kept = np.stack([np.cos(held), np.sin(held), np.zeros_like(held), np.zeros_like(held)], axis=1)
+    kept = _pointing_down(np.arctan2(hand[:, 1], hand[:, 0]))
     quat = np.where(gripping[:, None], kept, _grip_quaternion(corner, centre))
     q_ik = inverse_kinematics(target + np.array([0.0, 0.0, TCP_OFFSET]), quat)
     q_cmd = q + np.clip(q_ik - q, -_MAX_STEP, _MAX_STEP)
