@@ -9,9 +9,9 @@ Each run compares against hashes a previous process stored, so the goldens also 
 same in every process (no dependence on hash seeds, addresses or thread timing).
 
 The goldens hold, per ID, the SHA-256 (first 16 hex digits) of the bytes of each checked tensor after each of
-``STEPS`` steps. The checked tensors are the step's returns and a fixed list of ``info`` entries (stored beside
-the hashes, so adding an entry is an explicit regeneration). Hashes depend on the pinned newton and warp-lang
-versions (pyproject.toml) and on the CPU backend; the file records both versions.
+``STEPS`` steps (``SHORT_STEPS`` for the slowest IDs). The checked tensors are the step's returns and a fixed list of
+``info`` entries (stored beside the hashes, so adding an entry is an explicit regeneration). Hashes depend on the
+pinned newton and warp-lang versions (pyproject.toml) and on the CPU backend; the file records both versions.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ import steel_envs
 GOLDEN_FILE = Path(__file__).parent / "goldens" / "trajectories.json"
 NUM_ENVS = 4
 STEPS = 50
+SHORT_STEPS = {"steel_envs/ClothFold-v0": 24, "steel_envs/PandaClothLift-v0": 24}
+"""IDs recorded over fewer steps: SolverVBD's cloth scenes cost 0.1-0.2 s per step of 4 worlds on a 2-core CPU."""
 SEED = 7
 # Entries of ``info`` checked every step (those present for the ID), besides every ``reward_<term>``.
 INFO_KEYS = (
@@ -45,13 +47,20 @@ INFO_KEYS = (
 )
 
 
+def steps_of(env_id: str) -> int:
+    """How many steps the golden of ``env_id`` records."""
+    return SHORT_STEPS.get(env_id, STEPS)
+
+
 def fixed_actions(env_id: str, action_dim: int) -> np.ndarray:
-    """(STEPS, NUM_ENVS, action_dim) float32 in [-1, 1]: NumPy's PCG64 stream, independent of torch's."""
+    """(steps, NUM_ENVS, action_dim) float32 in [-1, 1], ``steps_of(env_id)`` steps: NumPy's PCG64 stream,
+    independent of torch's."""
     seed = int.from_bytes(hashlib.sha256(env_id.encode()).digest()[:4], "little")
     rng = np.random.Generator(np.random.PCG64(seed))
-    actions = rng.uniform(-1.0, 1.0, (STEPS, NUM_ENVS, action_dim)).astype(np.float32)
+    steps = steps_of(env_id)
+    actions = rng.uniform(-1.0, 1.0, (steps, NUM_ENVS, action_dim)).astype(np.float32)
     # Saturated stretches exercise limits and contacts harder than uniform noise.
-    actions[STEPS // 2 : STEPS // 2 + 10] = np.sign(actions[STEPS // 2 : STEPS // 2 + 10])
+    actions[steps // 2 : steps // 2 + 10] = np.sign(actions[steps // 2 : steps // 2 + 10])
     return actions
 
 
@@ -68,7 +77,7 @@ def record(env_id: str) -> dict:
         obs, _ = env.reset(seed=SEED)
         keys, steps = None, []
         reset_obs = _digest(obs)
-        for t in range(STEPS):
+        for t in range(len(actions)):
             obs, reward, terminated, truncated, info = env.step(torch.from_numpy(actions[t]))
             checked = {"obs": obs, "reward": reward, "terminated": terminated, "truncated": truncated}
             checked.update({k: v for k, v in sorted(info.items()) if k.startswith("reward_")})
@@ -84,7 +93,14 @@ def record(env_id: str) -> dict:
             steps.append([_digest(v) for v in checked.values()])
     finally:
         env.close()
-    return {"num_envs": NUM_ENVS, "steps": STEPS, "seed": SEED, "keys": keys, "reset_obs": reset_obs, "hashes": steps}
+    return {
+        "num_envs": NUM_ENVS,
+        "steps": len(actions),
+        "seed": SEED,
+        "keys": keys,
+        "reset_obs": reset_obs,
+        "hashes": steps,
+    }
 
 
 def _versions() -> dict[str, str]:

@@ -65,7 +65,8 @@ def _trajectories(env_id: str, num_envs: int) -> list[list[str]]:
 @pytest.mark.parametrize("env_id", MATRIX_IDS)
 def test_every_world_follows_the_one_world_trajectory(env_id: str) -> None:
     (reference,) = _trajectories(env_id, 1)
-    counts = (16, 64) if "Cloth" not in env_id else (16,)  # ClothFold: 64 worlds cost 10 s here
+    # SolverVBD's cloth scenes cost about linearly in worlds on the CPU: 64 worlds of ClothFold-v0 take 10 s here.
+    counts = {"steel_envs/ClothFold-v0": (16,), "steel_envs/PandaClothLift-v0": (8,)}.get(env_id, (16, 64))
     for num_envs in counts:
         for w, trajectory in enumerate(_trajectories(env_id, num_envs)):
             first = next((t for t, (a, b) in enumerate(zip(reference, trajectory, strict=True)) if a != b), None)
