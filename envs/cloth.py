@@ -10,6 +10,7 @@ the collision pipeline (its rigid-soft truncation needs it), so the env runs non
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import newton
@@ -106,10 +107,13 @@ def add_towel(builder: newton.ModelBuilder, corner: tuple[float, float, float], 
 
 
 def solver_with_own_pipeline(env: VBDVectorEnv) -> SolverVBD:
-    """SolverVBD for ``env`` with a collision pipeline of its own (``soft_contact_gap`` from the env), which
-    ``rigid_soft_enable_dat`` requires: the solver detects its contacts itself every physics step, so the env runs
-    none (``enable_collisions = False``)."""
-    pipeline = newton.CollisionPipeline(env.model, soft_contact_gap=float(env.soft_contact_gap))
+    """SolverVBD for ``env`` with a collision pipeline of its own (``soft_contact_gap`` and the capacity
+    ``soft_contacts_per_particle`` from the env), which ``rigid_soft_enable_dat`` requires: the solver detects its
+    contacts itself every physics step, so the env runs none (``enable_collisions = False``)."""
+    capacity = math.ceil(env.soft_contacts_per_particle * env.model.particle_count)
+    pipeline = newton.CollisionPipeline(
+        env.model, soft_contact_gap=float(env.soft_contact_gap), soft_contact_max=max(capacity, 1)
+    )
     return SolverVBD(env.model, collision_pipeline=pipeline, **env.solver_options.as_kwargs())
 
 

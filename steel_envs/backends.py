@@ -350,7 +350,8 @@ class VBDBackend(SolverBackend):
                 outputs=[flags],
                 device=device,
             )
-        c = env.contacts
+        # A solver-owned pipeline (rigid_soft_enable_dat) fills the solver's buffer, not the env's.
+        c = env.contacts if env.contacts is not None else env.solver.contacts
         if c is not None:
             for count, capacity in (
                 (c.rigid_contact_count, c.rigid_contact_max),
@@ -386,6 +387,6 @@ class VBDBackend(SolverBackend):
             f"rigid_body_particle_contact_buffer_size (now {o.rigid_body_particle_contact_buffer_size}), the "
             f"self-contact buffers particle_vertex_contact_buffer_size (now {o.particle_vertex_contact_buffer_size})"
             f" or particle_edge_contact_buffer_size (now {o.particle_edge_contact_buffer_size}) with "
-            "solver_options={...}; an overflow of the pipeline's rigid_contact_max or soft_contact_max is global "
-            "(every world ended)."
+            "solver_options={...}; an overflow of the pipeline's rigid_contact_max or soft_contact_max (for a "
+            "solver-owned pipeline: the scene's soft_contacts_per_particle) is global (every world ended)."
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 
 import gymnasium as gym
 import numpy as np
@@ -31,6 +32,7 @@ SHORT_STEPS = {"steel_envs/ClothFold-v0": 25, "steel_envs/PandaClothLift-v0": 25
 """IDs checked over fewer steps of each action family: SolverVBD's cloth scenes take most of this file's time."""
 ANT = "steel_envs/AntRun-v0"
 CARTPOLE = "steel_envs/CartpoleBalance-v0"
+CLOTH = "steel_envs/ClothFold-v0"
 # Lines that fail in shipped envs today, each measured by this doctor and reported to issue 13 item 2 ("nothing
 # passes through the ground"); the test xfails on them and on nothing else.
 KNOWN_FAILURES: set[tuple[str, str]] = set()
@@ -104,6 +106,20 @@ def test_a_row_capacity_below_the_need_fails_and_its_advice_fixes_it() -> None:
         )
     assert fixed.line("rows: articulation").status == "pass", fixed.table()
     assert fixed.line("overflow rate").status == "pass"
+
+
+def test_a_solver_owned_soft_contact_capacity_below_the_need_fails_and_its_advice_fixes_it(monkeypatch) -> None:
+    """ClothFold-v0's pipeline belongs to SolverVBD; the cloth on the ground asks one contact per particle."""
+    cls = steel_envs.task_class(CLOTH)
+    monkeypatch.setattr(cls, "soft_contacts_per_particle", 0.5)
+    r = doctor(CLOTH, 2, 3, "cpu", check_world_count=False)
+    line = r.line("contacts: soft")
+    assert line.status == "fail" and r.line("overflow rate").status == "fail", r.table()
+    advised = float(re.fullmatch(r"a subclass with soft_contacts_per_particle = ([\d.]+)", line.advice).group(1))
+    assert advised >= HEADROOM * line.measured / (2 * 81)  # 81 particles per world
+    monkeypatch.setattr(cls, "soft_contacts_per_particle", advised)
+    fixed = doctor(CLOTH, 2, 3, "cpu", check_world_count=False)
+    assert fixed.line("contacts: soft").status == "pass" and fixed.line("overflow rate").status == "pass", fixed.table()
 
 
 def test_a_capacity_within_1_3x_of_the_mark_warns() -> None:

@@ -4,6 +4,7 @@ Warp's CPU backend is slow."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -12,6 +13,7 @@ import torch
 from conftest import assert_world_bit_identical, make, random_actions
 from steel_envs.tasks.soft_push import PUSHER_BODY, SoftPushEnv
 
+import steel_envs
 from steel_envs.vbd_env import VBDVectorEnv
 
 CLOTH = "steel_envs/ClothFold-v0"
@@ -340,3 +342,17 @@ def test_an_overflow_of_the_pipelines_soft_contact_total_ends_every_world():
     with pytest.warns(RuntimeWarning, match="global"):
         _, _, terminated, truncated, info = env.step(torch.zeros(2, 2))
     assert info["constraint_overflow"].all() and truncated.all() and not terminated.any()
+
+
+def test_an_overflow_of_a_solver_owned_pipelines_soft_contacts_ends_every_world(monkeypatch):
+    """ClothFold-v0's pipeline belongs to SolverVBD (``rigid_soft_enable_dat``); its capacity is
+    ``soft_contacts_per_particle`` times the particles. The cloth lies within the contact gap of the ground, one
+    contact per particle, so half a contact per particle overflows at the first step."""
+    cls = steel_envs.task_class(CLOTH)
+    monkeypatch.setattr(cls, "soft_contacts_per_particle", 0.5)
+    env = make(CLOTH, 2, seed=0)
+    assert env.solver.contacts.soft_contact_max == math.ceil(0.5 * env.model.particle_count)
+    with pytest.warns(RuntimeWarning, match="soft_contacts_per_particle"):
+        _, _, terminated, truncated, info = env.step(torch.zeros(2, env.action_dim))
+    assert info["constraint_overflow"].all() and truncated.all() and not terminated.any()
+    env.close()

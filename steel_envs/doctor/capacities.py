@@ -6,7 +6,9 @@ their capacities, judged and sized by SolverSteel's options page.
   (``articulation_constraint_max``, ``free_body_constraint_max``, ``propagation_constraint_max``).
 - ``contacts: rigid`` / ``soft``: the largest contact count of the collision pipeline (SolverSteel's
   ``contact_high_water``, every physics step; on SolverVBD sampled after each control step) against
-  ``rigid_contact_max`` / ``soft_contact_max``, the capacity of all worlds together.
+  ``rigid_contact_max`` / ``soft_contact_max``, the capacity of all worlds together; for a pipeline SolverVBD
+  owns (``rigid_soft_enable_dat``), ``contacts: soft`` against the scene's ``soft_contacts_per_particle`` times
+  the particles.
 - ``contacts: <list> list`` (SolverVBD, :class:`VBDCapacities`): the longest per-body, per-vertex or per-edge
   contact list against its buffer option (``rigid_body_contact_buffer_size`` ...), sampled after each control step.
 
@@ -165,7 +167,7 @@ class VBDCapacities(Check):
         if sample.info is None:  # a reset state: no physics step since
             return
         env, solver = self.env, self.env.solver
-        c = env.contacts
+        c = env.contacts if env.contacts is not None else solver.contacts
         if c is not None:
             self._count("rigid", int(c.rigid_contact_count.numpy()[0]))
             if c.soft_contact_count is not None and c.soft_contact_max:
@@ -187,7 +189,7 @@ class VBDCapacities(Check):
 
     def lines(self, report: DoctorReport) -> list[DoctorLine]:
         env, o = self.env, self.env.solver_options
-        lines = self._pipeline_lines(report) if env.contacts is not None else []
+        lines = self._pipeline_lines(report) if env.contacts is not None else self._owned_pipeline_lines()
         for name, option in self._LISTS:
             if name in self.counts:
                 count, size = self.counts[name], int(getattr(o, option))
@@ -197,6 +199,23 @@ class VBDCapacities(Check):
                     )
                 )
         return lines
+
+    def _owned_pipeline_lines(self) -> list[DoctorLine]:
+        """``contacts: soft`` of a solver-owned pipeline (``rigid_soft_enable_dat``), sized by the scene's
+        ``soft_contacts_per_particle`` (a class attribute, so the advice is a subclass, not an option)."""
+        env, c = self.env, self.env.solver.contacts
+        if c is None or not c.soft_contact_max:
+            return []
+        mark, capacity = self.counts.get("soft", 0), int(c.soft_contact_max)
+        per_particle = math.ceil(HEADROOM * mark / max(env.model.particle_count, 1) * 10) / 10
+        status, advice = "pass", ""
+        if mark > capacity or capacity < HEADROOM * mark:
+            status = "fail" if mark > capacity else "warn"
+            advice = f"a subclass with soft_contacts_per_particle = {per_particle:g}"
+        headroom = f"{capacity / mark:.1f}x headroom" if mark else "nothing requested"
+        detail = f"{headroom}; solver-owned pipeline, all {env.num_envs} worlds, {_SAMPLED}"
+        threshold = f"no overflow, >= {HEADROOM:g}x mark"
+        return [DoctorLine("contacts: soft", status, f"{mark} / {capacity}", threshold, detail, advice, float(mark))]
 
     def _pipeline_lines(self, report: DoctorReport) -> list[DoctorLine]:
         """``contacts: rigid`` and, where the pipeline has soft contacts, ``contacts: soft``."""
