@@ -88,16 +88,17 @@ def test_contracts_mujoco_cannot_serve_are_refused_in_one_line() -> None:
     np.testing.assert_array_equal(twins[0].data[0].qpos, twins[1].data[0].qpos)
 
 
-def test_the_sim2sim_command_runs_both_simulators_on_the_same_commands(tmp_path, capsys) -> None:
-    """``steel-envs sim2sim zero --env Go1Velocity-v0``: 4 episodes in each simulator from the same starts and
-    commands; a Go1 holding its pose falls in neither, and its tracking error is its command's speed in both (the
-    same commands: |cmd_xy| RMS over the episode, to within the little the standing robot sways)."""
+@pytest.mark.parametrize("env_id", ["steel_envs/Go1Velocity-v0", "steel_envs/G1Velocity-v0"])
+def test_the_sim2sim_command_runs_both_simulators_on_the_same_commands(env_id, tmp_path, capsys) -> None:
+    """``steel-envs sim2sim zero --env <ID>``: 4 episodes in each simulator from the same starts and commands; a
+    robot holding its pose falls in neither, and its tracking error is its command's speed in both (the same
+    commands: |cmd_xy| RMS over the episode, to within the little the standing robot sways)."""
     import json
 
     from steel_envs.cli import main
 
     out = tmp_path / "s2s.json"
-    argv = ["sim2sim", "zero", "--env", "steel_envs/Go1Velocity-v0", "--episodes", "4", "--worlds", "4"]
+    argv = ["sim2sim", "zero", "--env", env_id, "--episodes", "4", "--worlds", "4"]
     assert main([*argv, "--steps", "50", "--json", str(out)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[2].startswith("SolverSteel") and lines[3].startswith("MuJoCo")
