@@ -110,10 +110,13 @@ def solver_with_own_pipeline(env: VBDVectorEnv) -> SolverVBD:
     """SolverVBD for ``env`` with a collision pipeline of its own (``soft_contact_gap`` and the capacity
     ``soft_contacts_per_particle`` from the env), which ``rigid_soft_enable_dat`` requires: the solver detects its
     contacts itself every physics step, so the env runs none (``enable_collisions = False``)."""
-    capacity = math.ceil(env.soft_contacts_per_particle * env.model.particle_count)
-    pipeline = newton.CollisionPipeline(
-        env.model, soft_contact_gap=float(env.soft_contact_gap), soft_contact_max=max(capacity, 1)
-    )
+    gap = float(env.soft_contact_gap)
+    capacity = max(math.ceil(env.soft_contacts_per_particle * env.model.particle_count), 1)
+    pipeline = newton.CollisionPipeline(env.model, soft_contact_gap=gap, soft_contact_max=capacity)
+    if pipeline.soft_contact_pair_count < capacity:
+        # Fewer pairs than that (a cloth alone on the ground): Newton's default, every pair. SolverVBD sizes its
+        # contact state by the pairs and would grow it during the first, captured step otherwise.
+        pipeline = newton.CollisionPipeline(env.model, soft_contact_gap=gap)
     return SolverVBD(env.model, collision_pipeline=pipeline, **env.solver_options.as_kwargs())
 
 

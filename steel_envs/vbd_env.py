@@ -79,10 +79,10 @@ class VBDVectorEnv(NewtonVectorEnv):
     """Distance beyond the particle radius at which the pipeline creates particle-shape contacts [m]."""
     soft_contacts_per_particle: ClassVar[float] = 8.0
     """Particle-shape contacts a solver-owned collision pipeline holds, per particle: its ``soft_contact_max`` is
-    this times the particle count, rounded up. Newton's default reserves one for every (particle, shape) pair of a
-    world, and SolverVBD's rigid-soft kernels run over the whole capacity every iteration, so a Panda beside a cloth
-    (84 shapes per world) spent most of its step on empty slots; the scripted grasp peaks at 1.1 per particle. An
-    overflow ends every world (``info["constraint_overflow"]``)."""
+    this times the particle count, rounded up, or the number of (particle, shape) pairs where smaller. Newton's
+    default reserves one for every pair of a world, and SolverVBD's rigid-soft kernels run over the whole capacity
+    every iteration, so a Panda beside a cloth (84 shapes per world) spent most of its step on empty slots; the
+    scripted grasp peaks at 1.1 per particle. An overflow ends every world (``info["constraint_overflow"]``)."""
 
 
 def no_joints() -> InitialStateSpec:

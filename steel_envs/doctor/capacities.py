@@ -84,6 +84,14 @@ def capacity_line(
     )
 
 
+def _every_pair_line(mark: int, capacity: int, pairs: int) -> DoctorLine:
+    """``contacts: soft`` where the capacity holds every (particle, shape) pair: at most one contact per pair, so it
+    cannot overflow."""
+    why = f"room for every particle-shape pair ({pairs}): cannot overflow"
+    threshold = f"no overflow, >= {HEADROOM:g}x mark"
+    return DoctorLine("contacts: soft", "pass", f"{mark} / {capacity}", threshold, why, measured=float(mark))
+
+
 class SteelCapacities(Check):
     """``rows: <family>`` and ``contacts: rigid`` of a SolverSteel env (built with ``row_watermark=True``)."""
 
@@ -207,6 +215,9 @@ class VBDCapacities(Check):
         if c is None or not c.soft_contact_max:
             return []
         mark, capacity = self.counts.get("soft", 0), int(c.soft_contact_max)
+        pairs = self.env.solver.collision_pipeline.soft_contact_pair_count
+        if capacity >= pairs:
+            return [_every_pair_line(mark, capacity, pairs)]
         per_particle = math.ceil(HEADROOM * mark / max(env.model.particle_count, 1) * 10) / 10
         status, advice = "pass", ""
         if mark > capacity or capacity < HEADROOM * mark:
@@ -236,14 +247,7 @@ class VBDCapacities(Check):
         pairs = getattr(env.collision_pipeline, "soft_contact_pair_count", None)
         mark = self.counts.get("soft", 0)
         if c.soft_contact_max and pairs is not None and c.soft_contact_max >= pairs:
-            # At most one contact per (particle, shape) pair: room for every pair cannot overflow.
-            why = f"room for every particle-shape pair ({pairs}): cannot overflow"
-            threshold = f"no overflow, >= {HEADROOM:g}x mark"
-            lines.append(
-                DoctorLine(
-                    "contacts: soft", "pass", f"{mark} / {c.soft_contact_max}", threshold, why, measured=float(mark)
-                )
-            )
+            lines.append(_every_pair_line(mark, int(c.soft_contact_max), pairs))
         elif c.soft_contact_max:
             soft = int(c.soft_contact_max)
             lines.append(
