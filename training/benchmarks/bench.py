@@ -412,7 +412,8 @@ def ratio_table(rows: list[BenchRow]) -> str:
         peer = next(same, None)
         if peer is not None:
             lines.append(_ratio_line(r, f"same robot, MuJoCo on {threads} thread(s)", peer))
-    return "\n".join(["ratio against the faster MuJoCo peer:", *lines]) if lines else ""
+    head = "ratios against MuJoCo (Gymnasium's: its faster run; the same robot: as many threads as our processes):"
+    return "\n".join([head, *lines]) if lines else ""
 
 
 def table(rows: list[BenchRow]) -> str:
