@@ -350,8 +350,7 @@ class VBDBackend(SolverBackend):
                 outputs=[flags],
                 device=device,
             )
-        # A solver-owned pipeline (rigid_soft_enable_dat) fills the solver's buffer, not the env's.
-        c = env.contacts if env.contacts is not None else env.solver.contacts
+        c = env.pipeline_contacts
         if c is not None:
             for count, capacity in (
                 (c.rigid_contact_count, c.rigid_contact_max),

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+import newton
 import numpy as np
 
 from .backends import VBDBackend
@@ -83,6 +84,12 @@ class VBDVectorEnv(NewtonVectorEnv):
     default reserves one for every pair of a world, and SolverVBD's rigid-soft kernels run over the whole capacity
     every iteration, so a Panda beside a cloth (84 shapes per world) spent most of its step on empty slots; the
     scripted grasp peaks at 1.1 per particle. An overflow ends every world (``info["constraint_overflow"]``)."""
+
+    @property
+    def pipeline_contacts(self) -> newton.Contacts | None:
+        """The contacts of the env's collision pipeline or, where SolverVBD owns the pipeline
+        (``rigid_soft_enable_dat``), the solver's buffer; None without a pipeline."""
+        return self.contacts if self.contacts is not None else self.solver.contacts
 
 
 def no_joints() -> InitialStateSpec:

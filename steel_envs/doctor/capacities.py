@@ -35,6 +35,9 @@ OVERFLOW_FACTOR = 2.0
 _SAMPLED = "sampled per control step"
 
 
+_THRESHOLD = f"no overflow, >= {HEADROOM:g}x mark"
+
+
 def capacity_line(
     report: DoctorReport,
     check: str,
@@ -60,36 +63,41 @@ def capacity_line(
         detail: Appended to the line's headroom statement.
     """
     kind = "collision_options" if collision else "solver_options"
-    headroom = f"{capacity / mark:.1f}x headroom" if mark else "nothing requested"
-    if overflowed or mark > capacity:
-        status, size = "fail", math.ceil(OVERFLOW_FACTOR * mark)
+    status, factor = _judge(mark, capacity, overflowed)
+    size = None if factor is None else math.ceil(factor * mark)
+    if status == "fail":
         advice = f"overflowing: about {OVERFLOW_FACTOR:g}x the requested mark, {kind}={{{option!r}: {size}}}"
-    elif capacity < HEADROOM * mark:
-        status, size = "warn", math.ceil(HEADROOM * mark)
+    elif status == "warn":
         advice = f"{HEADROOM:g}x the mark: {kind}={{{option!r}: {size}}}"
     else:
-        status, size, advice = "pass", None, ""
+        advice = ""
     if size is not None:
         target = report.suggested_collision_options if collision else report.suggested_solver_options
         target[option] = max(size, int(target.get(option, 0)))
-    threshold = f"no overflow, >= {HEADROOM:g}x mark"
-    return DoctorLine(
-        check,
-        status,
-        f"{mark} / {capacity}",
-        threshold,
-        "; ".join(filter(None, (headroom, detail))),
-        advice,
-        float(mark),
-    )
+    detail = "; ".join(filter(None, (_headroom(mark, capacity), detail)))
+    return DoctorLine(check, status, f"{mark} / {capacity}", _THRESHOLD, detail, advice, float(mark))
+
+
+def _judge(mark: int, capacity: int, overflowed: bool = False) -> tuple[str, float | None]:
+    """The options page's rule for a high-water mark against its capacity: ``("fail", OVERFLOW_FACTOR)`` where
+    entries were dropped, ``("warn", HEADROOM)`` where the capacity is below HEADROOM x the mark, else
+    ``("pass", None)``; the factor times the mark is the advised size."""
+    if overflowed or mark > capacity:
+        return "fail", OVERFLOW_FACTOR
+    if capacity < HEADROOM * mark:
+        return "warn", HEADROOM
+    return "pass", None
+
+
+def _headroom(mark: int, capacity: int) -> str:
+    return f"{capacity / mark:.1f}x headroom" if mark else "nothing requested"
 
 
 def _every_pair_line(mark: int, capacity: int, pairs: int) -> DoctorLine:
     """``contacts: soft`` where the capacity holds every (particle, shape) pair: at most one contact per pair, so it
     cannot overflow."""
     why = f"room for every particle-shape pair ({pairs}): cannot overflow"
-    threshold = f"no overflow, >= {HEADROOM:g}x mark"
-    return DoctorLine("contacts: soft", "pass", f"{mark} / {capacity}", threshold, why, measured=float(mark))
+    return DoctorLine("contacts: soft", "pass", f"{mark} / {capacity}", _THRESHOLD, why, measured=float(mark))
 
 
 class SteelCapacities(Check):
@@ -175,7 +183,7 @@ class VBDCapacities(Check):
         if sample.info is None:  # a reset state: no physics step since
             return
         env, solver = self.env, self.env.solver
-        c = env.contacts if env.contacts is not None else solver.contacts
+        c = env.pipeline_contacts
         if c is not None:
             self._count("rigid", int(c.rigid_contact_count.numpy()[0]))
             if c.soft_contact_count is not None and c.soft_contact_max:
@@ -211,22 +219,20 @@ class VBDCapacities(Check):
     def _owned_pipeline_lines(self) -> list[DoctorLine]:
         """``contacts: soft`` of a solver-owned pipeline (``rigid_soft_enable_dat``), sized by the scene's
         ``soft_contacts_per_particle`` (a class attribute, so the advice is a subclass, not an option)."""
-        env, c = self.env, self.env.solver.contacts
+        env, c = self.env, self.env.pipeline_contacts
         if c is None or not c.soft_contact_max:
             return []
         mark, capacity = self.counts.get("soft", 0), int(c.soft_contact_max)
         pairs = self.env.solver.collision_pipeline.soft_contact_pair_count
         if capacity >= pairs:
             return [_every_pair_line(mark, capacity, pairs)]
-        per_particle = math.ceil(HEADROOM * mark / max(env.model.particle_count, 1) * 10) / 10
-        status, advice = "pass", ""
-        if mark > capacity or capacity < HEADROOM * mark:
-            status = "fail" if mark > capacity else "warn"
+        status, factor = _judge(mark, capacity)
+        advice = ""
+        if factor is not None:  # the rule's size, per particle, to a tenth
+            per_particle = math.ceil(factor * mark / max(env.model.particle_count, 1) * 10) / 10
             advice = f"a subclass with soft_contacts_per_particle = {per_particle:g}"
-        headroom = f"{capacity / mark:.1f}x headroom" if mark else "nothing requested"
-        detail = f"{headroom}; solver-owned pipeline, all {env.num_envs} worlds, {_SAMPLED}"
-        threshold = f"no overflow, >= {HEADROOM:g}x mark"
-        return [DoctorLine("contacts: soft", status, f"{mark} / {capacity}", threshold, detail, advice, float(mark))]
+        detail = f"{_headroom(mark, capacity)}; solver-owned pipeline, all {env.num_envs} worlds, {_SAMPLED}"
+        return [DoctorLine("contacts: soft", status, f"{mark} / {capacity}", _THRESHOLD, detail, advice, float(mark))]
 
     def _pipeline_lines(self, report: DoctorReport) -> list[DoctorLine]:
         """``contacts: rigid`` and, where the pipeline has soft contacts, ``contacts: soft``."""
