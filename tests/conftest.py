@@ -25,6 +25,9 @@ COVERED_BY: dict[str, str] = {
 """IDs whose every code path other IDs' tests run, with those IDs: the per-ID matrices over reset and action modes
 (``MATRIX_IDS``) leave them out; the per-ID contract tests (spaces, doctor, goldens, docs) keep them."""
 MATRIX_IDS: tuple[str, ...] = tuple(i for i in TASK_IDS if i not in COVERED_BY)
+SLOW_IDS: tuple[str, ...] = ("steel_envs/ClothFold-v0", "steel_envs/PandaClothLift-v0")
+"""SolverVBD's cloth scenes: 0.1-0.3 s per step of 4 worlds on a 2-core CPU, most of the per-ID tests' time, so the
+goldens, doctor and world-count tests run them over fewer steps or worlds."""
 
 CARTPOLE = "steel_envs/CartpoleBalance-v0"
 ANT = "steel_envs/AntRun-v0"

@@ -12,7 +12,7 @@ import re
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import make
+from conftest import SLOW_IDS, make
 from steel_envs.envs.push import CUBE_HALF
 
 import steel_envs
@@ -28,8 +28,8 @@ from steel_envs.doctor.world_count import VBD_WORLD_COUNT_BOUND, WorldCountIndep
 from steel_envs.vbd_env import VBDVectorEnv
 
 WORLDS, STEPS = 4, 50
-SHORT_STEPS = {"steel_envs/ClothFold-v0": 25, "steel_envs/PandaClothLift-v0": 25}
-"""IDs checked over fewer steps of each action family: SolverVBD's cloth scenes take most of this file's time."""
+SHORT_STEPS = 25
+"""Steps of each action family for ``conftest.SLOW_IDS``."""
 ANT = "steel_envs/AntRun-v0"
 CARTPOLE = "steel_envs/CartpoleBalance-v0"
 CLOTH = "steel_envs/ClothFold-v0"
@@ -40,7 +40,7 @@ KNOWN_FAILURES: set[tuple[str, str]] = set()
 
 @functools.cache
 def _report(env_id: str) -> DoctorReport:
-    return doctor(env_id, WORLDS, SHORT_STEPS.get(env_id, STEPS), "cpu")
+    return doctor(env_id, WORLDS, SHORT_STEPS if env_id in SLOW_IDS else STEPS, "cpu")
 
 
 @pytest.mark.parametrize("env_id", steel_envs.ENV_IDS)

@@ -9,7 +9,7 @@ Each run compares against hashes a previous process stored, so the goldens also 
 same in every process (no dependence on hash seeds, addresses or thread timing).
 
 The goldens hold, per ID, the SHA-256 (first 16 hex digits) of the bytes of each checked tensor after each of
-``STEPS`` steps (``SHORT_STEPS`` for the slowest IDs). The checked tensors are the step's returns and a fixed list of
+``STEPS`` steps (``SHORT_STEPS`` for ``SLOW_IDS``). The checked tensors are the step's returns and a fixed list of
 ``info`` entries (stored beside the hashes, so adding an entry is an explicit regeneration). Hashes depend on the
 pinned newton and warp-lang versions (pyproject.toml) and on the CPU backend; the file records both versions.
 """
@@ -24,15 +24,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import TASK_IDS
+from conftest import SLOW_IDS, TASK_IDS
 
 import steel_envs
 
 GOLDEN_FILE = Path(__file__).parent / "goldens" / "trajectories.json"
 NUM_ENVS = 4
 STEPS = 50
-SHORT_STEPS = {"steel_envs/ClothFold-v0": 24, "steel_envs/PandaClothLift-v0": 24}
-"""IDs recorded over fewer steps: SolverVBD's cloth scenes cost 0.1-0.2 s per step of 4 worlds on a 2-core CPU."""
+SHORT_STEPS = 24
+"""Steps of the goldens of ``conftest.SLOW_IDS``."""
 SEED = 7
 # Entries of ``info`` checked every step (those present for the ID), besides every ``reward_<term>``.
 INFO_KEYS = (
@@ -49,7 +49,7 @@ INFO_KEYS = (
 
 def steps_of(env_id: str) -> int:
     """How many steps the golden of ``env_id`` records."""
-    return SHORT_STEPS.get(env_id, STEPS)
+    return SHORT_STEPS if env_id in SLOW_IDS else STEPS
 
 
 def fixed_actions(env_id: str, action_dim: int) -> np.ndarray:
