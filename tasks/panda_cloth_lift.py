@@ -64,6 +64,9 @@ class PandaClothLiftConfig(PandaClothSceneConfig):
     """Consecutive steps lifted and clear that make a success."""
     reach_weight: float = 1.0 * _DT
     """Weight of ``reaching_corner`` (1 - tanh(d / 0.1) of the tool centre point's distance to the corner)."""
+    distance_weight: float = -1.0 * _DT
+    """Weight of ``corner_distance`` (the tool centre point's distance to the corner [m]): the coarse reach that
+    pays from the home pose, 0.6 m up, where ``reaching_corner`` is ~1e-5 and flat."""
     lift_weight: float = 15.0 * _DT
     """Weight of ``corner_height`` (the corner's height over ``lift_height``, at most 1)."""
     clear_weight: float = 15.0 * _DT
@@ -81,6 +84,7 @@ class PandaClothLiftConfig(PandaClothSceneConfig):
         clearance=positive("a height [m]"),
         hold_steps=at_least(1, "a step count", integer=True),
         reach_weight=any_value("a signed reward weight per step"),
+        distance_weight=any_value("a signed reward weight per step"),
         lift_weight=any_value("a signed reward weight per step"),
         clear_weight=any_value("a signed reward weight per step"),
         action_rate_weight=any_value("a signed reward weight per step"),
@@ -166,6 +170,12 @@ def lowest_height(s: Any, w: int) -> float:
 def reaching_corner(s: Any, w: int) -> float:
     """1 with the tool centre point at the grasped corner, falling to 0 over some tenths of a metre [1]."""
     return 1.0 - wp.tanh(wp.length(_particle(s, w, s.keypoints[0]) - _tcp(s, w)) / 0.1)
+
+
+@term("|p_corner - p_tcp|", source="Isaac Lab reach position_command_error")
+def corner_distance(s: Any, w: int) -> float:
+    """The tool centre point's distance to the grasped corner [m]."""
+    return wp.length(_particle(s, w, s.keypoints[0]) - _tcp(s, w))
 
 
 @term("min(z_corner, lift_height) / lift_height")
@@ -296,6 +306,7 @@ class PandaClothLiftEnv(PandaClothScene):
     )
     rewards = (
         RewardTerm("reaching_corner", reaching_corner, weight="reach_weight"),
+        RewardTerm("corner_distance", corner_distance, weight="distance_weight"),
         RewardTerm("corner_height", corner_height, weight="lift_weight"),
         RewardTerm("cloth_clearance", cloth_clearance, weight="clear_weight"),
         RewardTerm("action_rate_l2", legged.action_rate_l2, weight="action_rate_weight"),

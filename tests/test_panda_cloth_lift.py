@@ -48,6 +48,7 @@ def test_scripted_grasp_lifts_the_cloth_and_every_term_follows_the_particles() -
         corner, lowest = particles[:, 0], particles[:, :, 2].min(axis=1)
         expected = {
             "reaching_corner": c.reach_weight * (1.0 - np.tanh(np.linalg.norm(corner - tcp, axis=1) / 0.1)),
+            "corner_distance": c.distance_weight * np.linalg.norm(corner - tcp, axis=1),
             "corner_height": c.lift_weight * np.clip(corner[:, 2] / c.lift_height, 0.0, 1.0),
             "cloth_clearance": c.clear_weight * np.clip(lowest / c.clearance, 0.0, 1.0),
         }
