@@ -56,7 +56,9 @@ class PandaReachConfig(PandaSceneConfig):
     position_weight: float = -0.2 * _DT
     """Weight of ``position_tracking`` (the hand's distance to the target)."""
     position_fine_weight: float = 0.1 * _DT
-    """Weight of ``position_tracking_fine`` (1 - tanh(distance / 0.1 m))."""
+    """Weight of ``position_tracking_fine`` (1 - tanh(distance / ``position_fine_std``))."""
+    position_fine_std: float = 0.1
+    """Distance scale of ``position_tracking_fine`` [m] (Isaac Lab's ``std`` of ``position_command_error_tanh``)."""
     orientation_weight: float = -0.1 * _DT
     """Weight of ``orientation_tracking`` (the rotation angle between the hand and the target)."""
     action_rate_weight: float = -0.0001 * _DT
@@ -76,6 +78,7 @@ class PandaReachConfig(PandaSceneConfig):
         resample_time=positive("a period [s]"),
         position_weight=any_value("a signed reward weight per step"),
         position_fine_weight=any_value("a signed reward weight per step"),
+        position_fine_std=positive("a distance [m]"),
         orientation_weight=any_value("a signed reward weight per step"),
         action_rate_weight=any_value("a signed reward weight per step"),
         joint_vel_weight=any_value("a signed reward weight per step"),
@@ -107,6 +110,7 @@ class PandaReachState:
     success: wp.array[wp.bool]
     success_position: wp.float32
     success_orientation: wp.float32
+    position_fine_std: wp.float32
 
 
 @wp.func
@@ -155,10 +159,10 @@ def position_tracking(s: Any, w: int) -> float:
     return _position_error(s, w)
 
 
-@term("1 - tanh(|p_hand - p_target| / 0.1)", source="Isaac Lab position_command_error_tanh")
+@term("1 - tanh(|p_hand - p_target| / std)", source="Isaac Lab position_command_error_tanh")
 def position_tracking_fine(s: Any, w: int) -> float:
-    """1 at the target, falling to 0 over some tenths of a metre [1]."""
-    return 1.0 - wp.tanh(_position_error(s, w) / 0.1)
+    """1 at the target, falling to 0 over a few ``position_fine_std`` [1]."""
+    return 1.0 - wp.tanh(_position_error(s, w) / s.position_fine_std)
 
 
 @term("2 acos |(q_target q_hand^-1)_w|", source="Isaac Lab orientation_command_error")
@@ -246,7 +250,7 @@ class PandaReachEnv(PandaScene):
     settable by term name (``reward_weights={"position_tracking": -0.01}``).
 
     - ``reward_position_tracking = -0.2/30 * |p_hand - p_target|``
-    - ``reward_position_tracking_fine = 0.1/30 * (1 - tanh(|p_hand - p_target| / 0.1))``
+    - ``reward_position_tracking_fine = 0.1/30 * (1 - tanh(|p_hand - p_target| / 0.1))`` (0.1 m: ``position_fine_std``)
     - ``reward_orientation_tracking = -0.1/30 * angle(q_hand, q_target)``
     - ``reward_action_rate_l2 = -0.0001/30 * sum_j (a_j - a_prev_j)^2``
     - ``reward_joint_vel_l2 = -0.0001/30 * sum_j qd_j^2`` (the arm's joints)
@@ -313,6 +317,7 @@ class PandaReachEnv(PandaScene):
         s.success = wp.zeros(n, dtype=wp.bool)
         s.success_position = float(self.config.success_position)
         s.success_orientation = float(self.config.success_orientation)
+        s.position_fine_std = float(self.config.position_fine_std)
         self.term_state = s
         self.task_info = {"success": to_torch(s.success)}
         self._resample_period = max(1, round(self.config.resample_time / self.control_dt))

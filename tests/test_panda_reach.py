@@ -81,7 +81,7 @@ def test_terms_and_success_follow_the_hand_and_the_target(offset: float) -> None
         obs, _, _, _, info = env.step(a)
         distance, angle = _hand_error(env, obs)
         np.testing.assert_allclose(info["reward_position_tracking"].numpy(), c.position_weight * distance, atol=1e-6)
-        fine = c.position_fine_weight * (1.0 - np.tanh(distance / 0.1))
+        fine = c.position_fine_weight * (1.0 - np.tanh(distance / c.position_fine_std))
         np.testing.assert_allclose(info["reward_position_tracking_fine"].numpy(), fine, atol=1e-6)
         np.testing.assert_allclose(info["reward_orientation_tracking"].numpy(), c.orientation_weight * angle, atol=2e-5)
         success = (distance <= c.success_position) & (angle <= c.success_orientation)
