@@ -325,9 +325,7 @@ class PandaClothLiftEnv(PandaClothScene):
         critic_hidden_dims=(256, 128, 64),
     )
     """PPO settings of ``steel-envs train`` (PandaLiftCube-v0's networks)."""
-    # Measured before a reference report exists: `steel-envs evaluate steel_envs/PandaClothLift-v0 --policy random
-    # --policy steel_envs.tasks.panda_cloth_lift:scripted_policy --episodes 100 --num-envs 100`: 0 % and 91 %.
-    benchmark = scripted_success("deformable", "PandaClothLift-v0", random_score=0.0, expert_score=0.91)
+    benchmark = scripted_success("deformable", "PandaClothLift-v0", random_score=0.0, expert_score=0.89)
 
     def _setup_task(self) -> None:
         s, n, m = PandaClothLiftState(), self.num_envs, self.model
