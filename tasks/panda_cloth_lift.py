@@ -141,6 +141,12 @@ def _tcp(s: Any, w: int) -> wp.vec3:
 
 
 @wp.func
+def _corner_gap(s: Any, w: int) -> float:
+    """Distance of the tool centre point to the grasped corner [m]."""
+    return wp.length(_particle(s, w, s.keypoints[0]) - _tcp(s, w))
+
+
+@wp.func
 def _lowest(s: Any, w: int) -> float:
     z = float(1.0e9)
     for i in range(s.particle_world_start[w], s.particle_world_start[w + 1]):
@@ -169,13 +175,13 @@ def lowest_height(s: Any, w: int) -> float:
 @term("1 - tanh(|p_corner - p_tcp| / 0.1)", source="Isaac Lab lift object_ee_distance")
 def reaching_corner(s: Any, w: int) -> float:
     """1 with the tool centre point at the grasped corner, falling to 0 over some tenths of a metre [1]."""
-    return 1.0 - wp.tanh(wp.length(_particle(s, w, s.keypoints[0]) - _tcp(s, w)) / 0.1)
+    return 1.0 - wp.tanh(_corner_gap(s, w) / 0.1)
 
 
 @term("|p_corner - p_tcp|", source="Isaac Lab reach position_command_error")
 def corner_distance(s: Any, w: int) -> float:
     """The tool centre point's distance to the grasped corner [m]."""
-    return wp.length(_particle(s, w, s.keypoints[0]) - _tcp(s, w))
+    return _corner_gap(s, w)
 
 
 @term("min(z_corner, lift_height) / lift_height")
