@@ -16,11 +16,11 @@ from steel_envs.training.benchmarks.bench import main
 def test_bench_writes_json_and_plot_with_peers(tmp_path):
     pytest.importorskip("mujoco")
     out = str(tmp_path / "new" / "b")  # --out's folder is created
-    assert main([ANT, "--num-envs", "2,4", "--steps", "3", "--shards", "2", "--out", out]) == 0
+    assert main([ANT, "--num-envs", "4", "--steps", "3", "--shards", "2", "--out", out]) == 0
     with open(out + ".json") as f:
         rows = json.load(f)["rows"]
     kinds = {(r["kind"], r["num_envs"]) for r in rows}
-    assert {("steel-envs", 2), ("bare", 4), ("featherstone", 4), ("sharded-2", 4)} <= kinds
+    assert {("steel-envs", 4), ("bare", 4), ("featherstone", 4), ("sharded-2", 4)} <= kinds
     assert {"gymnasium-sync", "gymnasium-async"} <= {r["kind"] for r in rows}
     for r in rows:
         assert r["env_steps_per_s"] > 0
@@ -49,14 +49,16 @@ def test_profile_accounts_for_the_step_by_phase():
 
 
 def test_repeats_report_the_median_run(tmp_path):
-    """``--repeats 3``: each row is the median of its three runs, all of which the JSON keeps."""
+    """``--repeats 3``: each row is the median of its three runs, all of which the JSON keeps; ``--num-envs`` takes a
+    list."""
     from conftest import CARTPOLE
 
     out = str(tmp_path / "r")
-    assert main([CARTPOLE, "--num-envs", "2", "--steps", "2", "--repeats", "3", "--no-peers", "--out", out]) == 0
+    assert main([CARTPOLE, "--num-envs", "1,2", "--steps", "2", "--repeats", "3", "--no-peers", "--out", out]) == 0
     with open(out + ".json") as f:
         data = json.load(f)
     assert data["meta"]["repeats"] == 3
+    assert {r["num_envs"] for r in data["rows"]} == {1, 2}
     for r in data["rows"]:
         runs = r["notes"]["runs"]
         assert len(runs) == 3 and r["env_steps_per_s"] == sorted(runs)[1]

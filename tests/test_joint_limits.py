@@ -179,12 +179,23 @@ def _run(env_id: str, family: str, *, num_envs: int = WORLDS, steps: int = STEPS
     speed and effort ratios of the declared limits, each with the DOF's name."""
     env = _probe_class(env_id)(num_envs, device="cpu", seed=0, **kwargs)
     try:
-        env.probe_clear()
-        for a in _actions(family, num_envs, env.action_dim, steps):
-            env.step(a)
-        return _report(env)
+        return _probe(env, family, steps)
     finally:
         env.close()
+
+
+def _probe(env, family: str, steps: int = STEPS) -> dict[str, object]:
+    env.probe_clear()
+    for a in _actions(family, env.num_envs, env.action_dim, steps):
+        env.step(a)
+    return _report(env)
+
+
+@functools.cache
+def _default_probe_env(env_id: str):
+    """One probe env per ID (``WORLDS`` worlds, default config) for the action families in turn, each from a reset
+    with seed 0, which gives the constructor's start (test_reliability: a reset world equals a fresh one)."""
+    return _probe_class(env_id)(WORLDS, device="cpu", seed=0)
 
 
 def _report(env) -> dict[str, object]:
@@ -244,7 +255,9 @@ def test_declared_limits_hold(env_id: str, family: str) -> None:
     if not _declares_limits(env_id):
         # ClothFold has no joints; the cart-poles' and the pendulum's joints keep the builder's unlimited bounds.
         pytest.skip(f"{env_id} declares no joint limit")
-    r = _run(env_id, family)
+    env = _default_probe_env(env_id)
+    env.reset(seed=0)
+    r = _probe(env, family)
     assert r["declared"], f"{env_id}: no limited DOF was probed"
     assert r["revolute"][0] <= REVOLUTE_TOL, f"{env_id} {family}: {r['revolute'][0]:.4f} rad past {r['revolute'][1]}"
     assert r["prismatic"][0] <= PRISMATIC_TOL, (

@@ -16,12 +16,12 @@ import steel_envs
 PUSH = "steel_envs/PushCube-v0"
 
 
-@pytest.mark.parametrize(("env_id", "n"), [(CARTPOLE, 4), (ANT, 16)])
-def test_two_shards_equal_one_env(env_id, n):
+def test_two_shards_equal_one_env():
     """Observations, rewards, dones, terms and episode statistics are the single env's bit for bit, through
     episode ends and a masked reset (16 ants: contacts in every world, whose order must not depend on the world
     count); a closed sharded env refuses to step."""
-    kwargs = {"healthy_z_max": 0.6} if env_id == ANT else {}  # episodes end within the run
+    env_id, n = ANT, 16
+    kwargs = {"healthy_z_max": 0.6}  # episodes end within the run
     sharded = steel_envs.make_vec(env_id, n, num_shards=2, seed=5, **kwargs)
     single = make(env_id, n, seed=5, **kwargs)
     try:
