@@ -30,7 +30,7 @@ from steel_envs.vbd_env import VBDVectorEnv
 WORLDS, STEPS = 4, 50
 SHORT_STEPS = 25
 """Steps of each action family for ``conftest.SLOW_IDS`` and the IDs other IDs cover (``conftest.COVERED_BY``:
-G1VelocityRough-v0, whose 4 worlds step at some 35 ms)."""
+G1VelocityRough-v0, whose 3 worlds step in 43 ms on the 2-core machine)."""
 ANT = "steel_envs/AntRun-v0"
 CARTPOLE = "steel_envs/CartpoleBalance-v0"
 CLOTH = "steel_envs/ClothFold-v0"
