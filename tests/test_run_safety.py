@@ -302,6 +302,28 @@ def test_a_reference_seed_runs_over_two_sittings(tmp_path, monkeypatch, capsys):
     assert (ship / "CartpoleBalance-v0" / "seed1" / "model_final.pt").is_file()
     shipped_args = json.loads((ship / "CartpoleBalance-v0" / "seed1" / "train_args.json").read_text())
     assert shipped_args["hyper_parameters"]["max_iterations"] == 6  # the seed's, not the last sitting's share
+    # The last sitting's folder records the trained and evaluated seed: a sitting stopped later (in the baselines'
+    # evaluation, say) resumes from it without training or evaluating the seed again.
+    (done,) = (path.parent for path in logs.glob("*/*/sitting.json") if path != sitting)
+    assert json.loads((done / "sitting.json").read_text())["run"] == {
+        k: v for k, v in run.items() if k not in ("date", "machine_speed")
+    }
+    from steel_envs.training import evaluate as evaluate_module
+    from steel_envs.training import train as train_module
+
+    evaluated = []
+
+    def evaluate(env_id, policies, **kwargs):
+        evaluated.extend(policies)
+        return real_evaluate(env_id, policies, **kwargs)
+
+    real_evaluate = evaluate_module.evaluate
+    monkeypatch.setattr(evaluate_module, "evaluate", evaluate)
+    monkeypatch.setattr(train_module, "train", lambda args: pytest.fail("a trained seed was trained again"))
+    (out / "CartpoleBalance-v0.json").unlink()
+    assert reference.main([*argv, "--log-root", str(logs), "--resume", str(done)]) == 0
+    assert evaluated == ["random", "zero"]
+    assert json.loads((out / "CartpoleBalance-v0.json").read_text())["runs"] == [run]
     with pytest.raises(SystemExit):
         reference.main([*argv[:1], "--seeds", "0,1", "--resume", str(sitting.parent)])
     assert "expected one seed" in capsys.readouterr().err

@@ -23,7 +23,9 @@ several: ``--seeds 1 --sitting-seconds 7200 --log-root DIR`` stops it after two 
 to the budget's iteration count and, once there, evaluates and reports it as one run: its env-steps, wall time and
 curve are the sittings' together, ``sittings`` counts them. A resumed run is not bit-identical to an unbroken one
 (the worlds restart from reset states and the episode statistics restart empty); the rest of its state (weights,
-optimizer, observation normalization, learning rate, iteration count) carries over.
+optimizer, observation normalization, learning rate, iteration count) carries over. Once a seed is trained its
+``sitting.json`` says so, and once evaluated it holds the evaluation: a sitting stopped during the evaluations
+(the seed's or the baselines') resumes with ``--resume`` and redoes only what was not done.
 """
 
 from __future__ import annotations
@@ -169,7 +171,16 @@ def _kept_runs(report_path: str, command: str, seeds: list[int]) -> list[dict]:
 
 SITTING_FILE = "sitting.json"
 """What an unfinished seed's run folder records for ``--resume``: the ID, seed and command, the budget's and the
-done iterations, the env-steps, wall time and curve of its sittings, and its full checkpoint."""
+done iterations, the env-steps, wall time and curve of its sittings, and its full checkpoint; once the seed is
+trained, ``trained`` (its last-100 mean return and run folder), once evaluated, ``run`` (its report entry)."""
+
+
+def _write_sitting(run_dir: str, record: dict) -> None:
+    """Write ``record`` as ``run_dir``'s sitting file, whole or not at all (a stop while writing keeps the old one)."""
+    path = os.path.join(run_dir, SITTING_FILE)
+    with open(path + ".tmp", "w") as f:
+        json.dump(record, f)
+    os.replace(path + ".tmp", path)
 
 
 def _previous_sittings(a: argparse.Namespace, seed: int, command: str) -> dict | None:
@@ -199,8 +210,7 @@ def _stop_sitting(r, seed: int, previous: dict | None, command: str, budget: int
     done = _merged(r, previous)
     record = {"env_id": env_id, "seed": seed, "command": command, "budget_iterations": budget, **done}
     record["checkpoint"] = os.path.abspath(r.checkpoint)
-    with open(os.path.join(r.run_dir, SITTING_FILE), "w") as f:
-        json.dump(record, f)
+    _write_sitting(r.run_dir, record)
     how = "stopped by signal " + str(r.stop_signal) if r.stop_signal is not None else "sitting over"
     print(
         f"seed {seed}: {how} after {r.iterations} of {budget} iterations ({done['env_steps']:,} env-steps, "
@@ -237,6 +247,9 @@ def _train(a: argparse.Namespace, seed: int, log_root: str, command: str):
     import steel_envs
 
     previous = _previous_sittings(a, seed, command)
+    if previous is not None and "trained" in previous:  # trained to its budget in an earlier sitting
+        print(f"seed {seed}: trained in an earlier sitting ({a.resume}); not trained again", flush=True)
+        return previous
     ppo = steel_envs.task_class(a.env_id).train_config
     budget = ppo.max_iterations
     done = 0
@@ -253,7 +266,12 @@ def _train(a: argparse.Namespace, seed: int, log_root: str, command: str):
         return 128 + r.stop_signal
     if r.stop_signal is not None or (a.max_seconds is None and r.iterations < budget and not r.target_reached):
         return _stop_sitting(r, seed, previous, command, budget, a.env_id)
-    return r, _merged(r, previous)
+    record = {"env_id": a.env_id, "seed": seed, "command": command, "budget_iterations": budget, **_merged(r, previous)}
+    record["checkpoint"] = os.path.abspath(r.checkpoint)
+    record["trained"] = {"train_mean_return": r.mean_return, "run_dir": os.path.abspath(r.run_dir)}
+    # Before the evaluations, which take as long as a sitting for the VBD IDs: a stop there loses no training.
+    _write_sitting(r.run_dir, record)
+    return record
 
 
 def _train_and_evaluate(a: argparse.Namespace, seed: int, log_root: str, command: str) -> tuple[dict, str, str] | int:
@@ -262,34 +280,38 @@ def _train_and_evaluate(a: argparse.Namespace, seed: int, log_root: str, command
     a sitting)."""
     from steel_envs.training.evaluate import evaluate, table
 
-    trained = _train(a, seed, log_root, command)
-    if isinstance(trained, int):
-        return trained
-    r, merged = trained
+    record = _train(a, seed, log_root, command)
+    if isinstance(record, int):
+        return record
+    run_dir, checkpoint = record["trained"]["run_dir"], record["checkpoint"]
+    if "run" in record:  # evaluated in an earlier sitting
+        return record["run"], checkpoint, run_dir
+    mean_return = record["trained"]["train_mean_return"]
     print(
-        f"seed {seed}: {merged['env_steps']} env-steps, {r.iterations} iterations, {merged['seconds']:.0f} s"
-        f"{' in ' + str(merged['sittings']) + ' sittings' if merged['sittings'] > 1 else ''}, "
-        f"last-100 mean return {r.mean_return:.1f}",
+        f"seed {seed}: {record['env_steps']} env-steps, {record['iterations']} iterations, {record['seconds']:.0f} s"
+        f"{' in ' + str(record['sittings']) + ' sittings' if record['sittings'] > 1 else ''}, "
+        f"last-100 mean return {mean_return:.1f}",
         flush=True,
     )
-    with open(os.path.join(r.run_dir, "train_args.json")) as f:
+    with open(os.path.join(run_dir, "train_args.json")) as f:
         hyper_parameters = json.load(f)["hyper_parameters"]
-    result = evaluate(a.env_id, [r.checkpoint], episodes=a.episodes, num_envs=16, progress=False)
+    result = evaluate(a.env_id, [checkpoint], episodes=a.episodes, num_envs=16, progress=False)
     print(table(result), flush=True)
     run = {
         "seed": seed,
-        "env_steps": merged["env_steps"],
-        "iterations": r.iterations,
-        "seconds": merged["seconds"],
+        "env_steps": record["env_steps"],
+        "iterations": record["iterations"],
+        "seconds": record["seconds"],
         "num_envs": hyper_parameters["num_envs"],
         "shards": hyper_parameters["shards"],
-        "train_mean_return": r.mean_return,
-        "curve": merged["curve"],
-        "evaluation": _summary(result, r.checkpoint),
+        "train_mean_return": mean_return,
+        "curve": record["curve"],
+        "evaluation": _summary(result, checkpoint),
     }
-    if merged["sittings"] > 1:
-        run["sittings"] = merged["sittings"]
-    return run, r.checkpoint, r.run_dir
+    if record["sittings"] > 1:
+        run["sittings"] = record["sittings"]
+    _write_sitting(run_dir, {**record, "run": run})
+    return run, checkpoint, run_dir
 
 
 def _ship(checkpoints: str, name: str, seed: int, checkpoint: str, run_dir: str, iterations: int) -> None:
