@@ -13,8 +13,6 @@ from conftest import ANT, CARTPOLE, child_pids, make, random_actions
 
 import steel_envs
 
-PUSH = "steel_envs/PushCube-v0"
-
 
 def test_two_shards_equal_one_env():
     """Observations, rewards, dones, terms and episode statistics are the single env's bit for bit, through
@@ -120,26 +118,35 @@ def test_both_envs_implement_the_public_surface(cartpole_pair):
     assert contract_of(sharded, normalizer=True) == contract_of(single, normalizer=True)
 
 
-def test_sharded_world_parameters_match_one_env_bitwise():
+@pytest.fixture(scope="module")
+def quadruped_pair():
+    """QuadrupedVelocity (feet on the ground, a privileged critic group), 4 worlds with observation noise: one
+    process, and 2 shards (each test resets both with its seed)."""
+    kwargs = {"seed": 2, "obs_noise_std": 0.1}
+    one = steel_envs.make_vec("steel_envs/QuadrupedVelocity-v0", 4, device="cpu", **kwargs)
+    two = steel_envs.make_vec("steel_envs/QuadrupedVelocity-v0", 4, num_shards=2, **kwargs)
+    yield one, two
+    one.close()
+    two.close()
+
+
+def test_sharded_world_parameters_match_one_env_bitwise(quadruped_pair):
     """``set_world_parameters`` on shards (what ``evaluate --sweep`` calls) acts as on one env: the same worlds
-    follow the same trajectories; bad factors are refused before any shard changes."""
+    follow the same trajectories (feet on the ground: friction and masses matter); bad factors are refused before any
+    shard changes."""
     friction, mass = [1.0, 0.5, 2.0, 0.25], [1.0, 1.5, 0.75, 2.0]
-    one = steel_envs.make_vec(PUSH, 4, device="cpu", seed=3)
-    two = steel_envs.make_vec(PUSH, 4, num_shards=2, seed=3)
-    try:
-        for env in (one, two):
-            env.set_world_parameters(friction_scale=friction, mass_scale=mass)
-        actions = torch.ones(4, 2) * 0.5
-        for _ in range(10):
-            obs_one = one.step(actions)[0].clone()
-            obs_two = two.step(actions)[0].clone()
-        assert torch.equal(obs_one, obs_two)
-        with pytest.raises(ValueError, match="friction_scale: expected 4 finite factors"):
-            two.set_world_parameters(friction_scale=[1.0, 1.0, 1.0, -1.0])
-        assert torch.equal(two.step(actions)[0], one.step(actions)[0])  # nothing changed in any shard
-    finally:
-        one.close()
-        two.close()
+    one, two = quadruped_pair
+    for env in (one, two):
+        env.reset(seed=3)
+        env.set_world_parameters(friction_scale=friction, mass_scale=mass)
+    actions = torch.full((4, 12), 0.5)
+    for _ in range(10):
+        obs_one = one.step(actions)[0].clone()
+        obs_two = two.step(actions)[0].clone()
+    assert torch.equal(obs_one, obs_two)
+    with pytest.raises(ValueError, match="friction_scale: expected 4 finite factors"):
+        two.set_world_parameters(friction_scale=[1.0, 1.0, 1.0, -1.0])
+    assert torch.equal(two.step(actions)[0], one.step(actions)[0])  # nothing changed in any shard
 
 
 def test_sharded_env_renders_the_first_shards_worlds(cartpole_pair):
@@ -179,28 +186,24 @@ def test_auto_shards_take_every_core_with_enough_worlds_each(monkeypatch):
     assert all(isinstance(cls.min_worlds_per_shard, int) for cls in steel_envs.registry().values())
 
 
-def test_sharded_env_serves_the_critic_group_layout_and_episode_lengths():
+def test_sharded_env_serves_the_critic_group_layout_and_episode_lengths(quadruped_pair):
     """Sharded training keeps the privileged critic: the shards' critic group, observation layout and episode
     lengths are the one-process env's, bit for bit."""
     from steel_envs.adapters.rsl_rl import RslRlVecEnv
 
-    quad = "steel_envs/QuadrupedVelocity-v0"
-    one = steel_envs.make_vec(quad, 4, device="cpu", seed=2, obs_noise_std=0.1)
-    two = steel_envs.make_vec(quad, 4, num_shards=2, seed=2, obs_noise_std=0.1)
-    try:
-        assert two.observation_layout == one.observation_layout
-        assert two.observation_blocks() == one.observation_blocks()
-        actions = torch.full((4, 12), 0.3)
-        for _ in range(3):
-            one.step(actions)
-            two.step(actions)
-        for name in ("policy", "critic"):
-            assert torch.equal(two.observation_groups[name], one.observation_groups[name])
-        assert torch.equal(two.episode_length, one.episode_length)
-        assert RslRlVecEnv(two).get_observations()["critic"].shape == (4, one.observation_dim + 3)
-    finally:
-        one.close()
-        two.close()
+    one, two = quadruped_pair
+    assert two.observation_layout == one.observation_layout
+    assert two.observation_blocks() == one.observation_blocks()
+    actions = torch.full((4, 12), 0.3)
+    for env in (one, two):
+        env.reset(seed=2)
+    for _ in range(3):
+        one.step(actions)
+        two.step(actions)
+    for name in ("policy", "critic"):
+        assert torch.equal(two.observation_groups[name], one.observation_groups[name])
+    assert torch.equal(two.episode_length, one.episode_length)
+    assert RslRlVecEnv(two).get_observations()["critic"].shape == (4, one.observation_dim + 3)
 
 
 def test_a_sharded_env_dropped_without_close_stops_its_workers_quietly(tmp_path):
