@@ -106,10 +106,25 @@ class QuadrupedScene(SteelVectorEnv):
         # The options page: keep the gap above 2 * max|qd| * dt = 2 * 20 rad/s * 0.005 s = 0.2 rad, which the
         # velocity limit bounds.
         joint_limit_activation_gap=0.25,
-        # Measured with row_watermark=True (newton 1.8.0, CPU, 32 worlds, 200 steps of random, bang-bang and
-        # saturated targets): up to 133 rows (12 drives, contacts of feet and fallen bodies, limits); 256 keeps
-        # 1.9x headroom.
-        articulation_constraint_max=256,
+        # Measured by steel-envs doctor (row watermarks; newton 1.8.0, CPU, 32 worlds x 200 steps of random,
+        # bang-bang and zero actions): up to 14 dense rows (12 drives, limits) and 85 propagation rows (the
+        # contacts of feet and fallen bodies) per world; these keep 2.3x headroom. Sized from the marks, the step
+        # runs 1.25x as fast as with the defaults (256 and 768 rows), whose capacity the propagation kernels sweep.
+        articulation_constraint_max=32,
+        propagation_constraint_max=192,
+        # Contacts as propagation rows (the articulated-body response of the touched bodies) and a Baumgarte
+        # factor of 0.5 (the options page: "up to 0.5 for light bodies pressed into the ground by heavy ones"). With
+        # the default dense rows and 0.2, a shank's tip sliding on the ground with friction 1 sank ~2 mm per
+        # substep (the friction rows' response drives the tip down faster than the normal row lifts it; with
+        # friction off it never went past 4 mm): doctor's bang-bang actions (32 worlds x 200 steps) reached 8.2 mm,
+        # and 8-36 % of the reference gaits' episodes ended by the 5 mm penetration bound. Measured (newton 1.8.0,
+        # CPU; the deepest contact of 32 worlds x 1000 steps of reference:2's gait, then doctor's 32 x 200):
+        # default 8.7 mm (28 % of worlds past 5 mm), 8.2 mm; 24 iterations 8.3 mm; baumgarte 0.5 5.2 mm, 6.1 mm;
+        # propagation 6.2 mm (bang-bang); friction scaled by 0.8 4.3 mm, 2.4 mm; these 1.3 mm, 3.1 mm. With the
+        # capacities above the step costs 1.08x the default's (64 worlds, random actions, one process, runs
+        # alternated: 1,860-1,960 against 1,990-2,120 env-steps/s).
+        articulated_contact_response="propagation",
+        baumgarte=0.5,
     )
 
     def build_world(self, builder: newton.ModelBuilder) -> None:
