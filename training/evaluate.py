@@ -33,7 +33,7 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -41,11 +41,32 @@ import torch
 
 from steel_envs.policies import check_trained_on, load_policy_callable
 
-__all__ = ["EpisodeRecord", "EvaluationResult", "PolicySummary", "evaluate", "main"]
+__all__ = [
+    "PHYSICS_CAUSES",
+    "PHYSICS_END_BOUND",
+    "EpisodeRecord",
+    "EvaluationResult",
+    "PolicySummary",
+    "evaluate",
+    "main",
+    "physics_end_fraction",
+]
 
 SWEEPABLE = ("friction", "mass_scale")
 """Parameters ``--sweep`` accepts."""
 CAUSES = ("terminated", "time_limit", "constraint_overflow", "nonfinite_state", "nonfinite_action", "penetration")
+PHYSICS_CAUSES = ("constraint_overflow", "nonfinite_state", "nonfinite_action", "penetration")
+"""The end causes that are the simulation's, not the task's: a capacity overflowed, a non-finite state or action, a
+body past the penetration bound."""
+PHYSICS_END_BOUND = 0.02
+"""The reference protocol's bound on the fraction of a trained policy's evaluated episodes that end by a physics
+cause: above it the benchmark measures an artefact of the simulation the policy provokes."""
+
+
+def physics_end_fraction(causes: Mapping[str, float]) -> float:
+    """The fraction of episodes ending by one of :data:`PHYSICS_CAUSES`, from a summary's ``causes`` (cause ->
+    fraction of the episodes; absent causes count 0)."""
+    return float(sum(causes.get(cause, 0.0) for cause in PHYSICS_CAUSES))
 
 
 @dataclass

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from markdown_tables import attribute_docs, code, fmt_value, table
+from steel_envs.training.evaluate import PHYSICS_CAUSES, PHYSICS_END_BOUND, physics_end_fraction
 
 __all__ = ["benchmark_table", "cli_reference", "results_tables", "solver_options_reference"]
 
@@ -165,6 +166,18 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
+def _physics_ends(runs: list[dict[str, Any]]) -> str:
+    """The largest share of a report's seeds' evaluated episodes ending by a physics cause; in bold with the seed
+    and its causes above the protocol's bound."""
+    shares = [(physics_end_fraction(r["evaluation"]["causes"]), r) for r in runs]
+    share, worst = max(shares, key=lambda s: s[0])
+    if share <= PHYSICS_END_BOUND:
+        return f"{100 * share:.0f} %"
+    causes = worst["evaluation"]["causes"]
+    named = ", ".join(f"{c} {100 * causes[c]:.0f} %" for c in PHYSICS_CAUSES if causes.get(c, 0.0) > 0)
+    return f"**{100 * share:.0f} %** (seed {worst['seed']}: {named})"
+
+
 def _reference_table(docs_dir: Path, env_ids: tuple[str, ...]) -> str:
     returns, runs, missing, curves = [], [], [], []
     for env_id in env_ids:
@@ -183,6 +196,7 @@ def _reference_table(docs_dir: Path, env_ids: tuple[str, ...]) -> str:
                 # A report of fewer seeds (one per sitting, merged later) leaves the others' columns empty.
                 *(_estimate(by_seed[k]["evaluation"]) if k in by_seed else "-" for k in range(3)),
                 *(_estimate(baselines[p]) if p in baselines else "-" for p in ("random", "scripted_policy")),
+                _physics_ends(seeds),
             ]
         )
         steps = [r["env_steps"] / 1e6 for r in seeds]
@@ -205,8 +219,11 @@ def _reference_table(docs_dir: Path, env_ids: tuple[str, ...]) -> str:
         "## Reference results\n\n"
         "Each ID trained with seeds 0, 1 and 2, then each seed's final policy evaluated over 100 episodes with its "
         "mean action, beside the random and scripted policies over the same protocol: mean return [95 % bootstrap "
-        "CI], and the success rate where the task reports one.\n\n"
-        + table(["ID", "seed 0", "seed 1", "seed 2", "random", "scripted"], returns)
+        "CI], and the success rate where the task reports one. *Physics ends*: the largest share, over the seeds, of "
+        "evaluated episodes that ended by a cause of the simulation rather than the task (a capacity overflow, a "
+        f"non-finite state or action, a body past the penetration bound); the protocol bounds it at "
+        f"{100 * PHYSICS_END_BOUND:.0f} %, and a share above is printed in bold with the seed and its causes.\n\n"
+        + table(["ID", "seed 0", "seed 1", "seed 2", "random", "scripted", "physics ends"], returns)
         + "\n\nThe training runs (`<k>`: the seed; worlds x processes):\n\n"
         + table(["ID", "command", "env-steps per seed", "wall time", "worlds", "measured"], runs)
     )

@@ -45,7 +45,7 @@ import numpy as np
 
 from steel_envs.policies import REFERENCE_DIR, save_policy_only
 
-__all__ = ["main"]
+__all__ = ["main", "physics_end_warnings"]
 
 
 def _summary(result, policy: str) -> dict:
@@ -134,6 +134,8 @@ def machine_speed(steps: int = 300, repeats: int = 3) -> dict | None:
 
 def _row(env_id: str, report: dict) -> str:
     """The summary row: command, budget, then the trained policy's and the baselines' figures (Markdown)."""
+    from steel_envs.training.evaluate import physics_end_fraction
+
     runs = report["runs"]
 
     def fmt(s: dict) -> str:
@@ -142,13 +144,32 @@ def _row(env_id: str, report: dict) -> str:
             text += f", {s['success_rate']:.0%} success ({s['success_once_rate']:.0%} on some step)"
         for name, (value, _low, _high) in s["metrics"].items():
             text += f", {name} {value:.3g}"
-        return text
+        return text + f", physics ends {physics_end_fraction(s['causes']):.0%}"
 
     seeds = "; ".join(f"seed {r['seed']}: {fmt(r['evaluation'])}" for r in runs)
     steps = f"{np.mean([r['env_steps'] for r in runs]) / 1e6:.2f} M"
     wall = f"{np.mean([r['seconds'] for r in runs]) / 60:.1f} min"
     base = "; ".join(f"{k}: {fmt(v)}" for k, v in report["baselines"].items())
     return f"| {env_id.split('/')[-1]} | `{report['command']}` | {steps} | {wall} | {seeds} | {base} |"
+
+
+def physics_end_warnings(env_id: str, report: dict) -> list[str]:
+    """One line per seed of ``report`` whose evaluated episodes end by a physics cause (overflow, non-finite state
+    or action, penetration) more often than the protocol's bound (:data:`~steel_envs.training.evaluate.
+    PHYSICS_END_BOUND`), naming the causes; empty when every seed is within it."""
+    from steel_envs.training.evaluate import PHYSICS_CAUSES, PHYSICS_END_BOUND, physics_end_fraction
+
+    lines = []
+    for run in report["runs"]:
+        causes = run["evaluation"]["causes"]
+        fraction = physics_end_fraction(causes)
+        if fraction > PHYSICS_END_BOUND:
+            named = ", ".join(f"{c} {causes[c]:.0%}" for c in PHYSICS_CAUSES if causes.get(c, 0.0) > 0)
+            lines.append(
+                f"{env_id} seed {run['seed']}: {fraction:.0%} of the evaluated episodes end by a physics cause "
+                f"({named}), above the protocol's {PHYSICS_END_BOUND:.0%}"
+            )
+    return lines
 
 
 def _kept_runs(report_path: str, command: str, seeds: list[int]) -> list[dict]:
@@ -405,6 +426,8 @@ def main(argv: list[str] | None = None) -> int:
         f.write(_dumps(report))
     _plot(report["runs"], os.path.join(a.out, f"{name}_curves.png"), f"{name}: {report['command']}")
     print(_row(a.env_id, report))
+    for line in physics_end_warnings(a.env_id, report):
+        print(f"warning: {line}", file=sys.stderr)
     return 0
 
 
