@@ -51,11 +51,15 @@ def test_two_shards_train_and_write_a_checkpoint(tmp_path):
 def test_resume_continues_the_iteration_count_from_the_checkpoint(tmp_path):
     first = train(_args(tmp_path / "a", "--max-iterations", "2"))
     saved = torch.load(first.checkpoint, weights_only=False)
-    assert first.iterations == 2 and saved["iter"] == 1 and saved["infos"] == {"iterations": 2}
+    window = saved["infos"]["recent_returns"]  # the returns of the last (up to) 100 episodes
+    assert first.iterations == 2 and saved["iter"] == 1 and saved["infos"]["iterations"] == 2
+    assert window and sum(window) / len(window) == pytest.approx(first.mean_return)
     second = train(_args(tmp_path / "b", "--max-iterations", "1", "--save-interval", "1", "--resume", first.checkpoint))
     assert second.iterations == 3 and second.env_steps == 4 * 8  # this run's env-steps only
     resumed = torch.load(second.checkpoint, weights_only=False)
-    assert resumed["iter"] == 2 and resumed["infos"] == {"iterations": 3}
+    assert resumed["iter"] == 2 and resumed["infos"]["iterations"] == 3
+    # The window carried over: the resumed run's episodes are added to the first run's, not to an empty one.
+    assert resumed["infos"]["recent_returns"][: len(window)] == window
     assert os.path.isfile(os.path.join(second.run_dir, "model_2.pt"))  # rsl_rl's periodic save, at the next index
     assert _saved(second.run_dir)["hyper_parameters"]["resume"] == first.checkpoint
     # rsl_rl's own checkpoints (no "iterations" info) resume after their iteration index as well.

@@ -278,7 +278,11 @@ class _Run:
         checkpoint = os.path.join(self.run_dir, "model_final.pt")
         if rank == 0:
             runner.current_learning_iteration = max(iterations - 1, 0)  # rsl_rl's "iter": the last iteration's index
-            runner.save(checkpoint, infos={"iterations": iterations})
+            # The window of the last 100 returns goes with the checkpoint: a resumed run's curve then continues from
+            # the same mean instead of restarting from its first few (short) episodes.
+            runner.save(
+                checkpoint, infos={"iterations": iterations, "recent_returns": list(self.adapter.recent_returns)}
+            )
             writer = runner.logger.writer
             if writer is not None:
                 writer.add_scalar("Perf/env_steps_per_s", self.env_steps / seconds, 0)
@@ -338,8 +342,10 @@ class _Run:
             runner.alg.learning_rate = self.plan.ppo.learning_rate
         else:
             self.plan.ppo = dataclasses.replace(self.plan.ppo, learning_rate=runner.alg.learning_rate)
-        # rsl_rl's own checkpoints hold the index of their last iteration; ours also the count.
+        # rsl_rl's own checkpoints hold the index of their last iteration; ours also the count and the returns of
+        # the last 100 episodes.
         done = (infos or {}).get("iterations", runner.current_learning_iteration + 1)
+        self.adapter.recent_returns.extend((infos or {}).get("recent_returns", ()))
         runner.current_learning_iteration = done  # the next iteration's index
         return done
 
