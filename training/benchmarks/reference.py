@@ -23,9 +23,9 @@ several: ``--seeds 1 --sitting-seconds 7200 --log-root DIR`` stops it after two 
 to the budget's iteration count and, once there, evaluates and reports it as one run: its env-steps, wall time and
 curve are the sittings' together, ``sittings`` counts them. A resumed run is not bit-identical to an unbroken one
 (the worlds restart from reset states); the rest of its state (weights, optimizer, observation normalization,
-learning rate, iteration count, the returns of the last 100 episodes behind the curve) carries over. Once a seed is trained its
-``sitting.json`` says so, and once evaluated it holds the evaluation: a sitting stopped during the evaluations
-(the seed's or the baselines') resumes with ``--resume`` and redoes only what was not done.
+learning rate, iteration count, the returns of the last 100 episodes behind the curve) carries over. Once a seed is
+trained its ``sitting.json`` says so, and once evaluated it holds the evaluation: a sitting stopped during the
+evaluations (the seed's or the baselines') resumes with ``--resume`` and redoes only what was not done.
 """
 
 from __future__ import annotations
