@@ -49,6 +49,7 @@ __all__ = [
     "PolicySummary",
     "evaluate",
     "main",
+    "physics_end_causes",
     "physics_end_fraction",
 ]
 
@@ -63,10 +64,15 @@ PHYSICS_END_BOUND = 0.02
 cause: above it the benchmark measures an artefact of the simulation the policy provokes."""
 
 
-def physics_end_fraction(causes: Mapping[str, float]) -> float:
-    """The fraction of episodes ending by one of :data:`PHYSICS_CAUSES`, from a summary's ``causes`` (cause ->
+def physics_end_causes(causes: Mapping[str, float]) -> dict[str, float]:
+    """The :data:`PHYSICS_CAUSES` that ended some episode, in that order, from a summary's ``causes`` (cause ->
     fraction of the episodes; absent causes count 0)."""
-    return float(sum(causes.get(cause, 0.0) for cause in PHYSICS_CAUSES))
+    return {cause: causes[cause] for cause in PHYSICS_CAUSES if causes.get(cause, 0.0) > 0}
+
+
+def physics_end_fraction(causes: Mapping[str, float]) -> float:
+    """The fraction of episodes ending by one of :data:`PHYSICS_CAUSES` (see :func:`physics_end_causes`)."""
+    return float(sum(physics_end_causes(causes).values()))
 
 
 @dataclass

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from markdown_tables import attribute_docs, code, fmt_value, table
-from steel_envs.training.evaluate import PHYSICS_CAUSES, PHYSICS_END_BOUND, physics_end_fraction
+from steel_envs.training.evaluate import PHYSICS_END_BOUND, physics_end_causes, physics_end_fraction
 
 __all__ = ["benchmark_table", "cli_reference", "results_tables", "solver_options_reference"]
 
@@ -173,8 +173,7 @@ def _physics_ends(runs: list[dict[str, Any]]) -> str:
     share, worst = max(shares, key=lambda s: s[0])
     if share <= PHYSICS_END_BOUND:
         return f"{100 * share:.0f} %"
-    causes = worst["evaluation"]["causes"]
-    named = ", ".join(f"{c} {100 * causes[c]:.0f} %" for c in PHYSICS_CAUSES if causes.get(c, 0.0) > 0)
+    named = ", ".join(f"{c} {100 * v:.0f} %" for c, v in physics_end_causes(worst["evaluation"]["causes"]).items())
     return f"**{100 * share:.0f} %** (seed {worst['seed']}: {named})"
 
 

@@ -157,14 +157,14 @@ def physics_end_warnings(env_id: str, report: dict) -> list[str]:
     """One line per seed of ``report`` whose evaluated episodes end by a physics cause (overflow, non-finite state
     or action, penetration) more often than the protocol's bound (:data:`~steel_envs.training.evaluate.
     PHYSICS_END_BOUND`), naming the causes; empty when every seed is within it."""
-    from steel_envs.training.evaluate import PHYSICS_CAUSES, PHYSICS_END_BOUND, physics_end_fraction
+    from steel_envs.training.evaluate import PHYSICS_END_BOUND, physics_end_causes, physics_end_fraction
 
     lines = []
     for run in report["runs"]:
         causes = run["evaluation"]["causes"]
         fraction = physics_end_fraction(causes)
         if fraction > PHYSICS_END_BOUND:
-            named = ", ".join(f"{c} {causes[c]:.0%}" for c in PHYSICS_CAUSES if causes.get(c, 0.0) > 0)
+            named = ", ".join(f"{c} {v:.0%}" for c, v in physics_end_causes(causes).items())
             lines.append(
                 f"{env_id} seed {run['seed']}: {fraction:.0%} of the evaluated episodes end by a physics cause "
                 f"({named}), above the protocol's {PHYSICS_END_BOUND:.0%}"
