@@ -150,7 +150,9 @@ def _cells(sweep: dict[str, list[float]]) -> list[dict[str, float]]:
     return [dict(zip(names, values, strict=True)) for values in itertools.product(*(sweep[n] for n in names))] or [{}]
 
 
-def _run(env_id, policy_name, seed, episodes, num_envs, sweep, device, env_kwargs, bar) -> list[EpisodeRecord]:
+def _run(
+    env_id, policy_name, seed, episodes, num_envs, sweep, device, env_kwargs, bar, factories
+) -> list[EpisodeRecord]:
     import steel_envs
 
     cells = _cells(sweep)
@@ -168,7 +170,10 @@ def _run(env_id, policy_name, seed, episodes, num_envs, sweep, device, env_kwarg
             friction_scale=[cells[c].get("friction", 1.0) for c in cell_of_world],
             mass_scale=[cells[c].get("mass_scale", 1.0) for c in cell_of_world],
         )
-    policy = load_policy_callable(policy_name, env, seed)
+    if policy_name in factories:
+        policy = factories[policy_name](env, seed)
+    else:
+        policy = load_policy_callable(policy_name, env, seed)
     counted = np.zeros(num_envs, np.int64)
     succeeded = np.zeros(num_envs, bool)  # info["success"] on a step of the running episode
     records: list[EpisodeRecord] = []
@@ -319,6 +324,7 @@ def evaluate(
     confidence: float = 0.95,
     resamples: int = 2000,
     progress: bool = True,
+    factories: Mapping[str, Callable] | None = None,
     **env_kwargs,
 ) -> EvaluationResult:
     """Evaluate ``policies`` on ``env_id``: ``episodes`` counted episodes per seed and sweep cell.
@@ -334,6 +340,9 @@ def evaluate(
         confidence: Confidence level of the bootstrap intervals.
         resamples: Bootstrap resamples.
         progress: Show a progress bar over counted episodes.
+        factories: Policies built from the env, by name: a name of ``policies`` found here runs
+            ``factories[name](env, seed)``, a policy ``obs (N, obs_dim) -> actions (N, act_dim)`` (one that needs the
+            action size or a step counter, as the scripted adversaries of ``training/benchmarks/adversaries.py``).
         **env_kwargs: More env keyword arguments (task config fields, ``max_episode_steps``...).
 
     Raises:
@@ -354,13 +363,15 @@ def evaluate(
         raise ValueError("episodes, num_envs, seeds and policies: expected at least one each")
     cells = _cells(sweep)
     total = len(policies) * len(seeds) * len(cells) * episodes
+    factories = dict(factories or {})
     for name in policies:  # another task's policy file: refused before anything runs
-        check_trained_on(name, env_id)
+        if name not in factories:
+            check_trained_on(name, env_id)
     bar = tqdm(total=total, unit="episode", desc=env_id, disable=not progress, mininterval=0.5)
     records: list[EpisodeRecord] = []
     for name in policies:
         for seed in seeds:
-            records += _run(env_id, name, int(seed), episodes, num_envs, sweep, device, env_kwargs, bar)
+            records += _run(env_id, name, int(seed), episodes, num_envs, sweep, device, env_kwargs, bar, factories)
     bar.close()
     summaries = []
     for name in policies:
