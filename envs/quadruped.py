@@ -77,10 +77,13 @@ class QuadrupedScene(SteelVectorEnv):
     """
 
     min_worlds_per_shard = 4
-    # Contact watermark (newton 1.8.0, CPU, steel-envs doctor, 32 worlds x 200 steps of random, bang-bang and zero
-    # actions): 512 contacts in all, 16 per world; 32 keeps 2x headroom (Newton's estimate from the shape pairs, 65
-    # per world, would cost time: the deterministic order sorts every slot each step).
-    rigid_contacts_per_world = 32
+    # Contact watermark (newton 1.8.0, CPU): 16 per world under doctor's random, bang-bang and zero actions (32
+    # worlds x 200 steps), but 33.4 per world with every world folded on the ground under saturated targets (the
+    # adversaries' saturate+ / saturate-, 8 worlds; 267 in all). The buffer is shared: one step past it flags
+    # every world's constraint_overflow, so 32 ended all 8 worlds at step 23. 48 keeps 1.4x over the folded mark;
+    # Newton's estimate from the shape pairs, 65 per world, would cost more (the deterministic order sorts every
+    # slot each step): 64 worlds, random actions, runs alternated, 48 ran at 0.96x the env-steps/s of 32.
+    rigid_contacts_per_world = 48
     # min_worlds_per_shard: on a 2-core CPU (random actions) two processes (``ShardedVectorEnv``) step 1.3x as many
     # env-steps/s as one with 4 worlds each, 1.8x with 16 each, 1.9x with 64 each.
 

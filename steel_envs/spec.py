@@ -59,8 +59,8 @@ class TaskConfig:
     """End the episode of a world where, after a step, a body is deeper than this into the ground or another body
     (the rigid contacts' signed distance less both shapes' margins) [m], or a particle's centre is below the ground
     plane (z = 0); end cause ``info["penetration"]``, a truncation unless ``penetration_is_terminal``. None: off.
-    The default, 5 mm, is the depth every shipped scene keeps its contacts within under random, bang-bang, zero and
-    saturated actions (``steel-envs doctor``), so a world that goes deeper is a physics fault an agent could
+    The default, 5 mm, is the depth every shipped scene keeps its contacts within under random, bang-bang and zero
+    actions (``steel-envs doctor``) and saturated ones (``training/benchmarks/adversaries.py``), so a world that goes deeper is a physics fault an agent could
     exploit, not a normal state. The check's cost is within the noise of ``bench``."""
     penetration_is_terminal: bool = False
     """End a penetration episode as a termination instead of a truncation."""
