@@ -104,6 +104,19 @@ def test_sized_capacity_does_not_overflow_under_random_torques():
             assert not info["constraint_overflow"].any()
 
 
+def test_quadrupeds_folded_on_the_ground_by_saturated_targets_fit_the_shared_contact_buffer():
+    # Every world folds the same way at once (the adversaries' saturate+), the worst case of a buffer the worlds
+    # share: one world's excess would end them all.
+    env = make("steel_envs/QuadrupedVelocity-v0", N, seed=0)
+    peak = 0
+    for _ in range(40):
+        info = env.step(torch.ones(N, 12))[4]
+        assert not info["constraint_overflow"].any()
+        peak = max(peak, int(env.contacts.rigid_contact_count.numpy()[0]))
+    assert peak > 32 * N  # what the buffer held before: the folded robots would have overflowed it
+    env.close()
+
+
 def test_contact_capacity_is_the_scenes_per_world_figure_times_the_worlds():
     """A scene's ``rigid_contacts_per_world`` sizes the pipeline (times the worlds); ``collision_options`` still win.
     (The core's code for every scene; whether each ID's figure suffices is its doctor's capacity line.)"""
