@@ -19,7 +19,8 @@ its benchmark score is at least half of the expert's above random (normalized sc
 blind motion satisfies measures the wrong thing. Episodes that end by a physics cause (penetration, overflow,
 non-finite) are counted too: an adversary that provokes them names a contact the task's settings do not hold.
 
-The report is a Markdown table on stdout and, with ``--out``, a JSON file of every row.
+The report is a Markdown table on stdout and, with ``--out``, a JSON file of every row; the exit status is 1 when a
+row is flagged, 2 on bad input (an unknown ID or adversary name, before anything runs).
 """
 
 from __future__ import annotations
@@ -126,6 +127,10 @@ class AdversaryRow:
     exploit: bool
 
 
+def _known(env_id: str) -> list[str]:
+    return [*ADVERSARIES, *TASK_ADVERSARIES.get(env_id, {})]
+
+
 def _reference_return(env_id: str) -> float | None:
     path = os.path.join(_REPORTS, env_id.split("/")[-1] + ".json")
     if not os.path.isfile(path):
@@ -151,7 +156,7 @@ def run_adversaries(env_id: str, worlds: int = 8, seed: int = 0, names: list[str
     names = list(factories) if names is None else names
     unknown = [n for n in names if n not in factories]
     if unknown:
-        raise ValueError(f"adversaries: unknown {unknown} for {env_id}; known: {list(factories)}")
+        raise ValueError(f"names: unknown adversaries {unknown} for {env_id}; known: {_known(env_id)}")
     spec = task_benchmark(env_id)
     reference = _reference_return(env_id)
     result = evaluate(
@@ -224,16 +229,27 @@ def main(argv: list[str] | None = None) -> int:
     wp.config.log_level = wp.LOG_WARNING
     if a.worlds < 1:
         p.error(f"--worlds: expected an int >= 1, got {a.worlds}")
+    import gymnasium as gym
+
     ids = a.env_ids or list(steel_envs.registry())
+    names = a.only.split(",") if a.only else None
     rows: list[AdversaryRow] = []
     try:
-        for env_id in ids:
+        for env_id in ids:  # every ID and name checked before anything runs
             steel_envs.task_class(env_id)
-            rows += run_adversaries(env_id, a.worlds, names=a.only.split(",") if a.only else None)
+            unknown = sorted(set(names or ()) - {*ADVERSARIES, *TASK_ADVERSARIES.get(env_id, {})})
+            if unknown:
+                raise ValueError(f"--only: unknown adversaries {unknown} for {env_id}; known: {_known(env_id)}")
+        for env_id in ids:
+            rows += run_adversaries(env_id, a.worlds, names=names)
             print(table([r for r in rows if r.env_id == env_id]).split("\n", 2)[2], flush=True)
-    except ValueError as e:
+    except (ValueError, gym.error.Error) as e:
         print(f"adversaries: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("adversaries: interrupted; the rows so far:", file=sys.stderr)
+        print(table(rows))
+        return 130
     print(table(rows))
     if a.out:
         with open(a.out, "w") as f:
