@@ -60,8 +60,9 @@ class TaskConfig:
     (the rigid contacts' signed distance less both shapes' margins) [m], or a particle's centre is below the ground
     plane (z = 0); end cause ``info["penetration"]``, a truncation unless ``penetration_is_terminal``. None: off.
     The default, 5 mm, is the depth every shipped scene keeps its contacts within under random, bang-bang and zero
-    actions (``steel-envs doctor``) and saturated ones (``training/benchmarks/adversaries.py``), so a world that goes deeper is a physics fault an agent could
-    exploit, not a normal state. The check's cost is within the noise of ``bench``."""
+    actions (``steel-envs doctor``) and saturated ones (``training/benchmarks/adversaries.py``), so a world that goes
+    deeper is a physics fault an agent could exploit, not a normal state. The check's cost is within the noise of
+    ``bench``."""
     penetration_is_terminal: bool = False
     """End a penetration episode as a termination instead of a truncation."""
     obs_clip: float = 1.0e4

@@ -1,14 +1,15 @@
 """Declared joint limits hold under adversarial actions, in every registered env.
 
-For every ID and three action families (uniform random; bang-bang: full magnitude, a fixed sign pattern per world
-flipped every 5 steps; saturated constants: +1, -1 and per-axis patterns), a probe records after every physics step
+For every ID and two action families (bang-bang: full magnitude, a fixed sign pattern per world flipped every 5
+steps; saturated constants: +1, -1 and per-axis patterns), a probe records after every physics step
 the largest excursion of each limited joint coordinate past its position limit, the largest joint speed against a
 declared velocity limit, and the largest effort against a declared effort limit (``control.joint_f`` and, with
 ``drive_mode="rows"``, the drive rows' impulse / dt). Tolerances: 0.02 rad (revolute), 5 mm (prismatic), 1.01x a
 velocity or effort limit. A declared limit is a bound below the builder's "unlimited" defaults (+-1e10 for
 positions, 1e6 for speeds and efforts). Environments run with their default config (terminations and autoreset
-on). The last tests check that the probe does detect a crossing, and that a limit no solver path enforces makes
-construction raise.
+on). Uniform random actions, which press no joint harder than full-magnitude ones, are the doctor's (its limit lines
+after every control step, ``tests/test_doctor.py``). The last tests check that the probe does detect a crossing, and
+that a limit no solver path enforces makes construction raise.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from steel_envs.vbd_env import VBDVectorEnv
 
 STEPS = 80
 WORLDS = 4
-FAMILIES = ("random", "bangbang", "constant")
+FAMILIES = ("bangbang", "constant")
 REVOLUTE_TOL = 0.02  # rad
 PRISMATIC_TOL = 0.005  # m
 RATE_TOL = 1.01  # of a velocity or effort limit
@@ -151,8 +152,6 @@ def _probe_class(env_id: str) -> type:
 
 def _actions(family: str, num_envs: int, act_dim: int, steps: int, seed: int = 0) -> list[torch.Tensor]:
     rng = np.random.default_rng(seed)
-    if family == "random":
-        return [torch.from_numpy(rng.uniform(-1, 1, (num_envs, act_dim)).astype(np.float32)) for _ in range(steps)]
     if family == "bangbang":
         signs = rng.choice([-1.0, 1.0], (num_envs, act_dim)).astype(np.float32)
         signs[0] = 1.0

@@ -312,6 +312,19 @@ def _summarize(records: list[EpisodeRecord], confidence: float, resamples: int, 
     )
 
 
+def _profiles(records: list[EpisodeRecord], policies: Sequence[str]) -> tuple[list[float], dict[str, list[float]]]:
+    """21 return thresholds over all episodes and, per policy, the fraction of its episodes above each."""
+    from scipy import stats
+
+    all_returns = np.array([r.episode_return for r in records])
+    thresholds = np.linspace(all_returns.min(), all_returns.max(), 21).tolist()
+    profiles = {}
+    for name in policies:
+        x = np.array([r.episode_return for r in records if r.policy == name])
+        profiles[name] = [float(v) for v in stats.ecdf(x).sf.evaluate(np.array(thresholds))] if len(x) > 1 else []
+    return thresholds, profiles
+
+
 def evaluate(
     env_id: str,
     policies: Sequence[str],
@@ -340,9 +353,8 @@ def evaluate(
         confidence: Confidence level of the bootstrap intervals.
         resamples: Bootstrap resamples.
         progress: Show a progress bar over counted episodes.
-        factories: Policies built from the env, by name: a name of ``policies`` found here runs
-            ``factories[name](env, seed)``, a policy ``obs (N, obs_dim) -> actions (N, act_dim)`` (one that needs the
-            action size or a step counter, as the scripted adversaries of ``training/benchmarks/adversaries.py``).
+        factories: Policies built from the env: a name of ``policies`` found here runs ``factories[name](env, seed)``,
+            a policy ``obs -> actions`` (e.g. the scripted adversaries of ``training/benchmarks/adversaries.py``).
         **env_kwargs: More env keyword arguments (task config fields, ``max_episode_steps``...).
 
     Raises:
@@ -378,14 +390,7 @@ def evaluate(
         for cell in cells:
             group = [r for r in records if r.policy == name and r.cell == cell]
             summaries.append(_summarize(group, confidence, resamples, seed=0))
-    all_returns = np.array([r.episode_return for r in records])
-    thresholds = np.linspace(all_returns.min(), all_returns.max(), 21).tolist()
-    from scipy import stats
-
-    profiles = {}
-    for name in policies:
-        x = np.array([r.episode_return for r in records if r.policy == name])
-        profiles[name] = [float(v) for v in stats.ecdf(x).sf.evaluate(np.array(thresholds))] if len(x) > 1 else []
+    thresholds, profiles = _profiles(records, policies)
     return EvaluationResult(
         env_id=env_id,
         seeds=[int(s) for s in seeds],
