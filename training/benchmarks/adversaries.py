@@ -127,8 +127,17 @@ class AdversaryRow:
     exploit: bool
 
 
-def _known(env_id: str) -> list[str]:
-    return [*ADVERSARIES, *TASK_ADVERSARIES.get(env_id, {})]
+def _factories(env_id: str, names: list[str] | None, arg: str = "names") -> dict[str, Callable]:
+    """The factories of ``names`` (None: every adversary of ``env_id``), by name; ``arg`` names them in the error.
+
+    Raises:
+        ValueError: On a name that is not an adversary of ``env_id`` (naming the known ones).
+    """
+    known = {**ADVERSARIES, **TASK_ADVERSARIES.get(env_id, {})}
+    unknown = [n for n in names or () if n not in known]
+    if unknown:
+        raise ValueError(f"{arg}: unknown adversaries {unknown} for {env_id}; known: {list(known)}")
+    return known if names is None else {n: known[n] for n in names}
 
 
 def _reference_return(env_id: str) -> float | None:
@@ -152,16 +161,12 @@ def run_adversaries(env_id: str, worlds: int = 8, seed: int = 0, names: list[str
 
     from steel_envs.benchmark import task_benchmark
 
-    factories = {**ADVERSARIES, **TASK_ADVERSARIES.get(env_id, {})}
-    names = list(factories) if names is None else names
-    unknown = [n for n in names if n not in factories]
-    if unknown:
-        raise ValueError(f"names: unknown adversaries {unknown} for {env_id}; known: {_known(env_id)}")
+    factories = _factories(env_id, names)
     spec = task_benchmark(env_id)
     reference = _reference_return(env_id)
     result = evaluate(
         env_id,
-        ["random", *names],
+        ["random", *factories],
         episodes=worlds,
         num_envs=worlds,
         seeds=(seed,),
@@ -237,9 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for env_id in ids:  # every ID and name checked before anything runs
             steel_envs.task_class(env_id)
-            unknown = sorted(set(names or ()) - {*ADVERSARIES, *TASK_ADVERSARIES.get(env_id, {})})
-            if unknown:
-                raise ValueError(f"--only: unknown adversaries {unknown} for {env_id}; known: {_known(env_id)}")
+            _factories(env_id, names, "--only")
         for env_id in ids:
             rows += run_adversaries(env_id, a.worlds, names=names)
             print(table([r for r in rows if r.env_id == env_id]).split("\n", 2)[2], flush=True)
