@@ -81,11 +81,10 @@ _SHORT = {
 # SolverVBD, Go1Velocity's with the same robot and task reset on flat ground).
 _EXPLICIT_ONLY = ("steel_envs/PandaClothLift-v0", "steel_envs/Go1VelocityRough-v0")
 _CORE_KINDS_ON = (ANT, "steel_envs/SoftPush-v0")
-# The SolverVBD scenes first, then the IDs in the opposite order to test_api.py's: the two files hold the most tests,
-# so pytest-xdist (--dist loadfile, largest files first) starts them at once on the two workers, and on a new machine
-# each ID's first build compiles its Warp modules; in the same order both workers compiled the same modules at the
-# same time (a third of the suite's compile time, on a clean clone 736 s in all against 578 s reversed).
-_ORDER = sorted(reversed(MATRIX_IDS), key=lambda i: not issubclass(steel_envs.task_class(i), VBDVectorEnv))
+# The IDs in the opposite order to test_api.py's: the two files hold the most tests, so pytest-xdist (--dist loadfile,
+# largest files first) starts them at once on the two workers, and on a new machine each ID's first build compiles
+# its Warp modules; in the same order both workers would compile the same modules at the same time.
+_ORDER = tuple(reversed(MATRIX_IDS))
 _RESETS = [
     (env_id, how)
     for how in ("explicit", "masked", "SameStep", "NextStep")
