@@ -354,7 +354,8 @@ def evaluate(
         resamples: Bootstrap resamples.
         progress: Show a progress bar over counted episodes.
         factories: Policies built from the env: a name of ``policies`` found here runs ``factories[name](env, seed)``,
-            a policy ``obs -> actions`` (e.g. the scripted adversaries of ``training/benchmarks/adversaries.py``).
+            a policy ``obs (N, obs_dim) float32 -> actions (N, act_dim) float32``, for policies that need the action
+            size or a step counter (the scripted adversaries of ``training/benchmarks/adversaries.py``).
         **env_kwargs: More env keyword arguments (task config fields, ``max_episode_steps``...).
 
     Raises:
