@@ -248,6 +248,8 @@ def accumulate_rewards(
 def accumulate_metrics(
     metric_count: wp.int32,
     aggregates: wp.array[wp.int32],
+    lost_rows: wp.array[wp.int32],
+    max_steps: wp.int32,
     skip: wp.array[wp.bool],
     done_mask: wp.array[wp.bool],
     episode_length: wp.array[wp.int32],
@@ -257,16 +259,22 @@ def accumulate_metrics(
 ):
     """Add this step's metric values (metric_count, num_envs) to the episode sums; an ended world reduces them into
     ``final``: the sum (aggregate 0), the mean over the episode's steps (1), the root of that mean (2, RMS) or the
-    last step's value (3)."""
+    last step's value (3). A metric with a lost-step charge (``values[lost_rows[m], w]``, row -1: none) adds it
+    for each step the episode lacked to ``max_steps`` and takes the mean over ``max_steps`` steps."""
     w = wp.tid()
     if skip[w]:
         return
-    steps = float(wp.max(episode_length[w], 1))
+    lived = wp.max(episode_length[w], 1)
     for m in range(metric_count):
         total = sums[m, w] + values[m, w]
         sums[m, w] = total
         if done_mask[w]:
             kind = aggregates[m]
+            steps = float(lived)
+            row = lost_rows[m]
+            if row >= 0:
+                total += float(wp.max(max_steps - lived, 0)) * values[row, w]
+                steps = float(wp.max(max_steps, lived))
             if kind == 0:
                 final[m, w] = total
             elif kind == 1:

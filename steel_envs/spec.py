@@ -287,6 +287,12 @@ class EpisodeMetric:
     """Unit of the reported value."""
     description: str
     """What the reported value is, as the task's docstring says it."""
+    lost_steps: TermFunction | None = None
+    """``f(state, world: int) -> float`` or None: the step value charged for each step an episode lost to an early
+    end (terminated, or truncated before the time limit), evaluated on its last step; ``"sum"``, ``"mean"`` and
+    ``"rms"`` then run over the time limit's ``max_episode_steps`` steps, so an early end does not drop the steps it
+    cut off from the figure (e.g. a velocity error charged as if the robot had stood still). None: over the steps
+    the episode lived."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "func", _term_function(self.func, f"EpisodeMetric({self.name!r})"))
@@ -294,6 +300,15 @@ class EpisodeMetric:
             raise ValueError(
                 f"EpisodeMetric.aggregate: expected one of {list(METRIC_AGGREGATES)}, got {self.aggregate!r}"
             )
+        if self.lost_steps is not None:
+            object.__setattr__(
+                self, "lost_steps", _term_function(self.lost_steps, f"EpisodeMetric({self.name!r}).lost_steps")
+            )
+            if self.aggregate == "last":
+                raise ValueError(
+                    f"EpisodeMetric.lost_steps: charged steps need aggregate 'sum', 'mean' or 'rms', not 'last' "
+                    f"({self.name!r})"
+                )
 
 
 RESERVED_INFO_KEYS = frozenset(
@@ -502,6 +517,8 @@ def check_task_declarations(cls: type) -> None:
         _check_value_function(owner, "terminations", t.name, t.func, _BOOL_TYPES, "bool")
     for m in cls.metrics:
         _check_value_function(owner, "metrics", m.name, m.func, _FLOAT_TYPES, "float")
+        if m.lost_steps is not None:
+            _check_value_function(owner, "metrics", f"{m.name}.lost_steps", m.lost_steps, _FLOAT_TYPES, "float")
     check_observation_blocks(owner, "observations", cls.observations)
     check_observation_blocks(owner, "privileged_observations", cls.privileged_observations)
 

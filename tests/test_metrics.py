@@ -53,39 +53,58 @@ def test_ant_distance_is_the_torso_displacement(autoreset_mode: str) -> None:
 
 def test_quadruped_tracking_error_is_the_rms_velocity_error() -> None:
     """QuadrupedVelocity's ``tracking_error`` is the RMS over the episode's steps of ``|cmd_xy - v_xy|``, both read
-    from the noise-free observation after each step (the final observation at the episode's last)."""
+    from the noise-free observation after each step (the final observation at the episode's last);
+    ``tracking_error_horizon`` the RMS over the time limit's steps, each step an early end cut off counted as
+    ``|cmd_xy|`` of the last step. World 0 starts upside down and ends on its first step (``tilted``)."""
+    import newton
+
+    limit = 10
     env = steel_envs.make_vec(
-        "steel_envs/QuadrupedVelocity-v0", num_envs=3, device="cpu", seed=5, max_episode_steps=10, obs_noise_std=0.0
+        "steel_envs/QuadrupedVelocity-v0", num_envs=3, device="cpu", seed=5, max_episode_steps=limit, obs_noise_std=0.0
     )
     lay = env.observation_layout
     env.reset(seed=5)
+    q = env.state_0.joint_q.numpy().reshape(3, -1)
+    q[0, 3:7] = (1.0, 0.0, 0.0, 0.0)  # 180 degrees about x
+    env.state_0.joint_q.assign(q.ravel())
+    newton.eval_fk(env.model, env.state_0.joint_q, env.state_0.joint_qd, env.state_0)
     generator = torch.Generator().manual_seed(1)
     squares: list[list[float]] = [[] for _ in range(3)]
-    checked = 0
+    checked, early = 0, 0
     for _ in range(25):
         obs, _, _, _, info = env.step(_random_actions(env, generator))
         seen = torch.where(info["_episode"][:, None], info["final_obs"], obs)
-        error = seen[:, lay["command"]][:, :2] - seen[:, lay["base_lin_vel"]][:, :2]
+        command = seen[:, lay["command"]][:, :2].double()
+        error = command - seen[:, lay["base_lin_vel"]][:, :2]
         for w in range(3):
             squares[w].append(float((error[w].double() ** 2).sum()))
             if info["_episode"][w]:
+                lived = len(squares[w])
+                assert lived == int(info["episode"]["l"][w])
                 expected = np.sqrt(np.mean(squares[w]))
                 assert info["episode"]["tracking_error"][w].item() == pytest.approx(expected, rel=1e-5, abs=1e-6)
-                assert len(squares[w]) == int(info["episode"]["l"][w])
+                charged = (sum(squares[w]) + (limit - lived) * float((command[w] ** 2).sum())) / limit
+                horizon = info["episode"]["tracking_error_horizon"][w].item()
+                assert horizon == pytest.approx(np.sqrt(charged), rel=1e-5, abs=1e-6)
+                early += lived < limit
                 squares[w], checked = [], checked + 1
     env.close()
-    assert checked >= 6
+    assert checked >= 6 and early >= 1
 
 
 def test_a_metric_must_not_shadow_another_episode_key() -> None:
     """A metric named like the return, a reward term's episode sum, a termination term or a core key is refused at
-    the class definition; an unknown aggregate at the metric's."""
+    the class definition; an unknown aggregate, or a lost-step charge on the last step's value, at the metric's."""
     ant = steel_envs.task_class("steel_envs/AntRun-v0")
     for name in ("r", "reward_forward", "unhealthy", "penetration"):
         with pytest.raises(TypeError, match="metrics"):  # checked at the subclass's definition
             type("Clash", (ant,), {"metrics": (EpisodeMetric(name, locomotion.torso_x_displacement, "sum", "m", "x"),)})
     with pytest.raises(ValueError, match="aggregate"):
         EpisodeMetric("distance", locomotion.torso_x_displacement, "median", "m", "x")
+    with pytest.raises(ValueError, match=r"lost_steps.*'last'"):  # a last step's value has no steps to charge
+        EpisodeMetric(
+            "d", locomotion.torso_x_displacement, "last", "m", "x", lost_steps=locomotion.torso_x_displacement
+        )
     assert [m.name for m in ant.metrics] == ["distance_x", "upright_fraction"]
     assert ant.metrics[0].aggregate == "sum"
 

@@ -252,10 +252,17 @@ def _episode_end(env: Any, sections: dict[str, str]) -> str:
     return _section("Episode end", "\n\n".join(p for p in (_docstring(sections, "Episode end"), terms, core) if p))
 
 
+def _aggregate(metric: Any) -> str:
+    if metric.lost_steps is None:
+        return metric.aggregate
+    charge = metric.lost_steps.formula or metric.lost_steps.func.key
+    return f"{metric.aggregate} over the time limit, a lost step counting {code(charge)}"
+
+
 def _metrics(env: Any, sections: dict[str, str]) -> str:
     if not env.metrics:
         return ""
-    rows = [[code(m.name), m.aggregate, m.unit, m.description, code(m.func.formula)] for m in env.metrics]
+    rows = [[code(m.name), _aggregate(m), m.unit, m.description, code(m.func.formula)] for m in env.metrics]
     text = 'Reported per ended episode in `info["episode"][name]`; `steel-envs evaluate` prints their means.\n\n'
     return _section("Episode metrics", text + table(["metric", "over the episode", "unit", "what", "formula"], rows))
 

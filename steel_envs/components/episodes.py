@@ -37,8 +37,10 @@ class EpisodeStatistics:
         episode_length: (n,) int32, control steps of each world's current episode.
         done_mask: (n + 1,) bool, the worlds whose episode ended this step (the solver's mask layout; the final,
             global entry stays False); ``any_done`` (1,) int32 is set when one did.
-        metric_values, metric_sums, final_metrics: (m, n) float32, the task's metrics this step, summed over the
-            current episode, and reduced over the last ended one (``info["episode"]``).
+        metric_values: (m + c, n) float32, the task's metrics this step, then the lost-step charges of the ``c``
+            metrics that declare one (row ``lost_rows[i]`` for metric ``i``, -1 for none).
+        metric_sums, final_metrics: (m, n) float32, the metrics summed over the current episode, and reduced over
+            the last ended one (``info["episode"]``).
     """
 
     def __init__(self, env: NewtonVectorEnv) -> None:
@@ -65,7 +67,13 @@ class EpisodeStatistics:
         self.final_term_sums = wp.zeros((t, n), dtype=wp.float32)
         self.final_overflow = wp.zeros(n, dtype=wp.bool)
         m = len(env.metrics)
-        self.metric_values = wp.zeros((m, n), dtype=wp.float32)
+        # Row of each metric's lost-step charge in metric_values (after the m metrics' own), -1 for none.
+        charged = [i for i, x in enumerate(env.metrics) if x.lost_steps is not None]
+        lost_rows = [-1] * m
+        for row, i in enumerate(charged):
+            lost_rows[i] = m + row
+        self.lost_rows = wp.array(lost_rows, dtype=wp.int32)
+        self.metric_values = wp.zeros((m + len(charged), n), dtype=wp.float32)
         self.metric_sums = wp.zeros((m, n), dtype=wp.float32)
         self.final_metrics = wp.zeros((m, n), dtype=wp.float32)
         self.metric_aggregates = wp.array([METRIC_AGGREGATES[x.aggregate] for x in env.metrics], dtype=wp.int32)
@@ -159,6 +167,8 @@ class EpisodeStatistics:
                 inputs=[
                     len(env.metrics),
                     self.metric_aggregates,
+                    self.lost_rows,
+                    env.max_episode_steps,
                     skip,
                     self.done_mask,
                     self.episode_length,

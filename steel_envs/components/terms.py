@@ -158,7 +158,9 @@ class TermGroups:
             raise TypeError(f"{owner}.rewards: expected at least one RewardTerm, got none")
         self._rewards = _values_kernel(_functions(env.rewards), wp.float32)
         self._terminations = _values_kernel(_functions(env.terminations), wp.bool) if env.terminations else None
-        self._metrics = _values_kernel(_functions(env.metrics), wp.float32) if env.metrics else None
+        # A metric's charge for lost steps is one more row after the metrics' own (EpisodeStatistics.lost_rows).
+        charges = tuple(m.lost_steps.func for m in env.metrics if m.lost_steps is not None)
+        self._metrics = _values_kernel(_functions(env.metrics) + charges, wp.float32) if env.metrics else None
 
     def _launch(self, kernel: wp.Kernel, out: wp.array) -> None:
         self.env.launch_per_world(kernel, inputs=[self.state], outputs=[out])
@@ -189,5 +191,6 @@ class TermGroups:
         self._launch(self._rewards, reward_terms)
 
     def metrics(self, values: wp.array) -> None:
-        """The metrics' step values, into ``values`` (len(metrics), num_envs) float32 (a task that declares some)."""
+        """The metrics' step values, into ``values`` (len(metrics) + their lost-step charges, num_envs) float32 (a
+        task that declares some)."""
         self._launch(self._metrics, values)

@@ -915,6 +915,26 @@ TRACKING_ERROR = EpisodeMetric(
 """The velocity tasks' episode metric: RMS of ``|cmd_xy - v_xy|`` over the episode's steps, base frame."""
 
 
+@term("|cmd_xy|^2")
+def command_xy_sq(s: Any, w: int) -> float:
+    """Squared planar velocity command [(m/s)^2]: the squared error of a robot standing still."""
+    return s.commands[w, 0] * s.commands[w, 0] + s.commands[w, 1] * s.commands[w, 1]
+
+
+TRACKING_ERROR_HORIZON = EpisodeMetric(
+    "tracking_error_horizon",
+    lin_vel_xy_sq_error,
+    "rms",
+    "m/s",
+    "RMS over the time limit's steps of the planar base velocity's error against the command, each step lost to "
+    "an early end charged |cmd_xy| of the last step (standing still)",
+    lost_steps=command_xy_sq,
+)
+"""The velocity tasks' benchmark score: ``tracking_error`` over the whole time limit, the steps a fall cut off
+counted as standing still (the RMS over the steps lived does not charge them: a policy that falls at once scored
+better than one standing)."""
+
+
 @term("level of the world's patch", source="mjlab terrain_levels_vel (curriculum metric)")
 def terrain_level(s: Any, w: int) -> float:
     """The world's terrain level (0 on flat ground)."""
