@@ -120,9 +120,10 @@ class HumanoidRunEnv(HumanoidScene):
     )
     default_max_episode_steps = 1000
     requested_observables = ("contact_f",)
+    # 6 M env-steps (1,953 iterations of 128 worlds x 24 steps), the budget of the reference target.
     train_config = PpoConfig(
         num_envs=128,
-        max_iterations=3000,
+        max_iterations=1953,
         actor_hidden_dims=(256, 128),
         critic_hidden_dims=(256, 128),
         entropy_coef=0.0,
