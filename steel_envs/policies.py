@@ -36,6 +36,14 @@ REFERENCE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "refere
 """Where the shipped reference checkpoints live: ``<REFERENCE_DIR>/<Name>/seed<k>/model_final.pt``."""
 
 
+def reference_seeds(env_id: str) -> list[int]:
+    """The seeds whose reference checkpoints of ``env_id`` ship with the package, ascending (empty for none)."""
+    folder = os.path.join(REFERENCE_DIR, env_id.split("/")[-1])
+    if not os.path.isdir(folder):
+        return []
+    return sorted(int(d[4:]) for d in os.listdir(folder) if d.startswith("seed") and d[4:].isdigit())
+
+
 def reference_checkpoint(env_id: str, seed: int = 0) -> str:
     """The shipped reference checkpoint of ``env_id`` trained with ``seed`` (``--policy reference``).
 
@@ -44,6 +52,12 @@ def reference_checkpoint(env_id: str, seed: int = 0) -> str:
     """
     path = os.path.join(REFERENCE_DIR, env_id.split("/")[-1], f"seed{seed}", "model_final.pt")
     if not os.path.isfile(path):
+        seeds = reference_seeds(env_id)
+        if seeds:  # a report re-measured seed by seed ships the seeds done so far
+            raise FileNotFoundError(
+                f"policy: no reference checkpoint of {env_id} seed {seed} ships (its seeds: {seeds}; "
+                f"'reference:<seed>' picks one)"
+            )
         shipped = sorted(os.listdir(REFERENCE_DIR)) if os.path.isdir(REFERENCE_DIR) else []
         raise FileNotFoundError(
             f"policy: no reference checkpoint of {env_id} seed {seed} ships (IDs that have one: {shipped})"

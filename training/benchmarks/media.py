@@ -1,9 +1,10 @@
 """The animations of the task pages: each shipped ID's reference policy, recorded as an animated WebP.
 
 ``python -m steel_envs.training.benchmarks.media steel_envs/AntRun-v0`` (or ``--all`` for every ID of
-``steel_envs.ENV_IDS``) runs what ``steel-envs record <ID> --policy reference`` runs (:func:`steel_envs.cli.record`:
-one world, seed 0, the shipped seed-0 checkpoint) and writes ``docs/media/<Name>.webp``: at most :data:`FRAMES`
-frames of :data:`SIZE` pixels, at most :data:`MAX_BYTES` bytes, playing in real time. When the control step is
+``steel_envs.ENV_IDS``) runs what ``steel-envs record <ID> --policy reference:<k>`` runs
+(:func:`steel_envs.cli.record`: one world, seed 0, the lowest seed ``k`` whose checkpoint ships, 0 but while a
+report is re-measured seed by seed) and writes ``docs/media/<Name>.webp``: at most :data:`FRAMES` frames of
+:data:`SIZE` pixels, at most :data:`MAX_BYTES` bytes, playing in real time. When the control step is
 short, every k-th step is kept so that the clip covers about :data:`CLIP_SECONDS` of the episode. The documentation
 build only links these committed files; it never records.
 
@@ -97,23 +98,27 @@ def record_media(
     out_dir: Path = MEDIA_DIR,
     *,
     frames: int = FRAMES,
-    policy: str = "reference",
+    policy: str | None = None,
     device: str = "cpu",
     seed: int = 0,
 ) -> Path:
-    """Record ``env_id`` running ``policy`` (a ``steel-envs record --policy`` spec) and write its animation to
-    :func:`media_path`; return the path. ``frames`` below :data:`FRAMES` keeps the first frames of the full clip
-    (same stride, same playback speed).
+    """Record ``env_id`` running ``policy`` (a ``steel-envs record --policy`` spec; None: the shipped reference
+    checkpoint of the lowest seed) and write its animation to :func:`media_path`; return the path. ``frames`` below
+    :data:`FRAMES` keeps the first frames of the full clip (same stride, same playback speed).
 
     Raises:
         ValueError: On ``frames`` outside [2, :data:`FRAMES`], or an animation that does not fit :data:`MAX_BYTES`.
-        FileNotFoundError: If ``policy`` is ``reference`` and no reference checkpoint of the ID ships.
+        FileNotFoundError: If ``policy`` is None or ``reference[:<k>]`` and no such reference checkpoint ships.
     """
     from steel_envs.cli import record
     from steel_envs.registration import task_class
 
     if not 2 <= frames <= FRAMES:
         raise ValueError(f"frames: expected an int in [2, {FRAMES}], got {frames}")
+    if policy is None:
+        from steel_envs.policies import reference_seeds
+
+        policy = f"reference:{min(reference_seeds(env_id), default=0)}"
     cls = task_class(env_id)
     dt = cls.physics_dt * cls.decimation
     stride = frame_stride(dt, cls.default_max_episode_steps)  # fewer frames: the start of the same clip
