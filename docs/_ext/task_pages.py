@@ -133,10 +133,13 @@ def _animation(env_id: str, docs_dir: Path) -> str:
     name, command = env_id.split("/")[-1], f"python -m steel_envs.training.benchmarks.media {env_id}"
     if not (docs_dir / "media" / f"{name}.webp").exists():
         return f"No animation yet: `{command}` records it."
+    from steel_envs.policies import reference_seeds
+
+    seed = min(reference_seeds(env_id), default=0)  # the media tool records the lowest shipped seed
     return (
         f"![{name} running its reference policy](../media/{name}.webp)\n\n"
-        f"The shipped reference policy (seed 0) on one world, as `steel-envs record {env_id} --policy reference` "
-        f"runs it; recorded by `{command}`."
+        f"The shipped reference policy (seed {seed}) on one world, as `steel-envs record {env_id} --policy "
+        f"reference:{seed}` runs it; recorded by `{command}`."
     )
 
 
