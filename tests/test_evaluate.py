@@ -292,6 +292,37 @@ def test_reference_reports_keep_every_figure_with_a_line_per_curve_point():
             assert text.count("\n") < sum(len(r["curve"]) for r in runs) + 400, name
 
 
+def test_reference_merge_refuses_runs_of_another_budget(tmp_path):
+    """``--merge`` keeps the other seeds' runs only when they were trained to the same budget: the same command, and
+    the same iteration budget, recorded or, in an older report, read from the runs (a task whose training stops at
+    a target return may stop before it). A task's changed budget (SoftPush-v0's 300 -> 1,953 iterations) keeps the
+    same command string, so the command alone merged 0.61 M runs with 4 M ones."""
+    from steel_envs.training.benchmarks.reference import _kept_runs
+
+    command = "steel-envs train steel_envs/SoftPush-v0 --seed <k>"
+    path = tmp_path / "SoftPush-v0.json"
+
+    def report(iterations, **extra):
+        runs = [{"seed": k, "iterations": n} for k, n in enumerate(iterations)]
+        path.write_text(json.dumps({"command": command, "runs": runs, **extra}))
+
+    report([300, 300, 300])
+    with pytest.raises(SystemExit, match=r"another budget \(iterations \[300\].* task's 1953 iterations"):
+        _kept_runs(str(path), command, [0], 1953, stops_early=False)
+    assert [r["seed"] for r in _kept_runs(str(path), command, [0], 300, stops_early=False)] == [1, 2]
+    report([120, 300, 95])  # stopped at the target return: fewer iterations than the budget
+    assert [r["seed"] for r in _kept_runs(str(path), command, [1], 300, stops_early=True)] == [0, 2]
+    with pytest.raises(SystemExit, match="another budget"):
+        _kept_runs(str(path), command, [1], 300, stops_early=False)
+    report([1953, 1953], budget_iterations=1953)
+    assert [r["seed"] for r in _kept_runs(str(path), command, [2], 1953, stops_early=False)] == [0, 1]
+    with pytest.raises(SystemExit, match="another budget"):
+        _kept_runs(str(path), command, [2], 977, stops_early=False)
+    with pytest.raises(SystemExit, match="was made by"):
+        _kept_runs(str(path), command + " --max-seconds 600", [2], None, stops_early=False)
+    assert _kept_runs(str(tmp_path / "none.json"), command, [0], 1953, stops_early=False) == []
+
+
 def test_the_reference_protocol_flags_seeds_that_end_by_physics_above_the_bound(monkeypatch):
     """A report whose seed 2 ends 3 % of its episodes by penetration and 1 % by overflow (task causes aside) is
     flagged, by the reference script and on the results page; a seed at 2 % is within the bound."""

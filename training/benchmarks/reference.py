@@ -172,11 +172,15 @@ def physics_end_warnings(env_id: str, report: dict) -> list[str]:
     return lines
 
 
-def _kept_runs(report_path: str, command: str, seeds: list[int]) -> list[dict]:
+def _kept_runs(report_path: str, command: str, seeds: list[int], budget: int | None, stops_early: bool) -> list[dict]:
     """``--merge``: the runs of the existing report at ``report_path`` other than ``seeds``' (none without one).
 
+    ``budget`` is the task's iteration budget (None for a wall-time budget, which the command carries); a report
+    that does not record one is checked run by run: no run past it, and, for a task without a return that stops
+    training (``stops_early`` False), every run at it.
+
     Raises:
-        SystemExit: If the existing report was made by another command (another budget).
+        SystemExit: If the existing report was made by another command or another iteration budget.
     """
     if not os.path.exists(report_path):
         return []
@@ -187,7 +191,20 @@ def _kept_runs(report_path: str, command: str, seeds: list[int]) -> list[dict]:
             f"--merge: {report_path} was made by {previous.get('command')!r}, not {command!r}; runs of different "
             "budgets do not merge"
         )
-    return [run for run in previous["runs"] if run["seed"] not in seeds]
+    kept = [run for run in previous["runs"] if run["seed"] not in seeds]
+    if budget is not None:
+        recorded = previous.get("budget_iterations")
+        if recorded is not None:
+            other = recorded != budget
+        else:  # a report from before the budget was recorded: its runs' iterations tell
+            other = any(r["iterations"] > budget or (not stops_early and r["iterations"] != budget) for r in kept)
+        if other:
+            done = sorted({r["iterations"] for r in kept})
+            raise SystemExit(
+                f"--merge: {report_path}'s runs were trained to another budget (iterations {done}, recorded budget "
+                f"{recorded}) than the task's {budget} iterations; runs of different budgets do not merge"
+            )
+    return kept
 
 
 SITTING_FILE = "sitting.json"
@@ -387,13 +404,19 @@ def main(argv: list[str] | None = None) -> int:
     import steel_envs
 
     wp.config.log_level = wp.LOG_WARNING
-    steel_envs.task_class(a.env_id)
+    ppo = steel_envs.task_class(a.env_id).train_config
     name = a.env_id.split("/")[-1]
     seeds = [int(s) for s in a.seeds.split(",")]
-    budget = "" if a.max_seconds is None else f" --max-seconds {a.max_seconds:g}"
+    wall = "" if a.max_seconds is None else f" --max-seconds {a.max_seconds:g}"
+    command = f"steel-envs train {a.env_id} --seed <k>{wall}"
+    iterations = ppo.max_iterations if a.max_seconds is None else None  # a wall-time budget is in the command
+    report_path = os.path.join(a.out, f"{name}.json")
+    # Before anything runs: a report of another budget is refused, not merged.
+    kept = _kept_runs(report_path, command, seeds, iterations, ppo.target_return is not None) if a.merge else []
     report: dict = {
         "env_id": a.env_id,
-        "command": f"steel-envs train {a.env_id} --seed <k>{budget}",
+        "command": command,
+        **({"budget_iterations": iterations} if iterations is not None else {}),
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch "
         f"{torch.__version__}, warp {wp.__version__}, device cpu",
         "date": time.strftime("%Y-%m-%d"),
@@ -402,8 +425,6 @@ def main(argv: list[str] | None = None) -> int:
     }
     if report["machine_speed"] is not None:
         print(f"machine speed: {report['machine_speed']['env_steps_per_s']:,.0f} env-steps/s of the peer", flush=True)
-    report_path = os.path.join(a.out, f"{name}.json")
-    kept = _kept_runs(report_path, report["command"], seeds) if a.merge else []
     log_root = a.log_root or tempfile.mkdtemp(prefix="steel-envs-reference-")
     trained = []
     for seed in seeds:
