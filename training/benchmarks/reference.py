@@ -366,8 +366,8 @@ def _ship(checkpoints: str, name: str, seed: int, checkpoint: str, run_dir: str,
         json.dump(args, f, indent=2)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Train every seed, evaluate, then ship the checkpoints with the report and the curves, print the summary row."""
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    """The command line, checked (a bad combination exits with argparse's one line)."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("env_id")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated training seeds")
@@ -396,6 +396,12 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--sitting-seconds and --resume: for budgets in iterations; --max-seconds is a wall-time budget")
     if a.sitting_seconds is not None and not a.sitting_seconds > 0:
         p.error(f"--sitting-seconds: expected a number of seconds > 0, got {a.sitting_seconds}")
+    return a
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Train every seed, evaluate, then ship the checkpoints with the report and the curves, print the summary row."""
+    a = _arguments(argv)
     import torch
     import warp as wp
     from steel_envs.training.benchmarks.learning import scripted_policy_spec
