@@ -264,6 +264,17 @@ METRIC_AGGREGATES = {"sum": 0, "mean": 1, "rms": 2, "last": 3}
 """How an :class:`EpisodeMetric` reduces its per-step values over an episode, and the kernel's code of each."""
 
 
+def metric_rows(metrics: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[int]]:
+    """The row layout of a step's metric values: the metrics' functions, then the lost-step charges of those that
+    declare one; and each metric's charge row (-1 for none). The term kernel writes the rows, the statistics read
+    them."""
+    charged = [i for i, m in enumerate(metrics) if m.lost_steps is not None]
+    rows = [-1] * len(metrics)
+    for k, i in enumerate(charged):
+        rows[i] = len(metrics) + k
+    return tuple(m.func for m in metrics) + tuple(metrics[i].lost_steps for i in charged), rows
+
+
 @dataclass(frozen=True)
 class EpisodeMetric:
     """A named task metric reported once per ended episode, as Isaac Lab's ``extras["log"]`` and mjlab's metrics

@@ -14,7 +14,7 @@ import warp as wp
 
 from .. import kernels
 from ..arguments import check_episode_lengths
-from ..spec import METRIC_AGGREGATES, signed_reward_weights
+from ..spec import METRIC_AGGREGATES, metric_rows, signed_reward_weights
 from ..torch_views import to_torch
 
 if TYPE_CHECKING:
@@ -67,13 +67,9 @@ class EpisodeStatistics:
         self.final_term_sums = wp.zeros((t, n), dtype=wp.float32)
         self.final_overflow = wp.zeros(n, dtype=wp.bool)
         m = len(env.metrics)
-        # Row of each metric's lost-step charge in metric_values (after the m metrics' own), -1 for none.
-        charged = [i for i, x in enumerate(env.metrics) if x.lost_steps is not None]
-        lost_rows = [-1] * m
-        for row, i in enumerate(charged):
-            lost_rows[i] = m + row
+        functions, lost_rows = metric_rows(env.metrics)  # the term kernel's layout of metric_values
         self.lost_rows = wp.array(lost_rows, dtype=wp.int32)
-        self.metric_values = wp.zeros((m + len(charged), n), dtype=wp.float32)
+        self.metric_values = wp.zeros((len(functions), n), dtype=wp.float32)
         self.metric_sums = wp.zeros((m, n), dtype=wp.float32)
         self.final_metrics = wp.zeros((m, n), dtype=wp.float32)
         self.metric_aggregates = wp.array([METRIC_AGGREGATES[x.aggregate] for x in env.metrics], dtype=wp.int32)

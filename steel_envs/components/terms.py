@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import warp as wp
 
 from .. import kernels
-from ..spec import ObservationBlock, check_observation_blocks
+from ..spec import ObservationBlock, check_observation_blocks, metric_rows
 
 if TYPE_CHECKING:
     from ..core import NewtonVectorEnv
@@ -158,9 +158,8 @@ class TermGroups:
             raise TypeError(f"{owner}.rewards: expected at least one RewardTerm, got none")
         self._rewards = _values_kernel(_functions(env.rewards), wp.float32)
         self._terminations = _values_kernel(_functions(env.terminations), wp.bool) if env.terminations else None
-        # A metric's charge for lost steps is one more row after the metrics' own (EpisodeStatistics.lost_rows).
-        charges = tuple(m.lost_steps.func for m in env.metrics if m.lost_steps is not None)
-        self._metrics = _values_kernel(_functions(env.metrics) + charges, wp.float32) if env.metrics else None
+        rows = tuple(f.func for f in metric_rows(env.metrics)[0])  # the metrics, then their lost-step charges
+        self._metrics = _values_kernel(rows, wp.float32) if env.metrics else None
 
     def _launch(self, kernel: wp.Kernel, out: wp.array) -> None:
         self.env.launch_per_world(kernel, inputs=[self.state], outputs=[out])
